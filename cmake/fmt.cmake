@@ -1,0 +1,1 @@
+find_package(fmt 9 REQUIRED)  # Debian: libfmt-dev

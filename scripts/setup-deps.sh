@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything gpuscope needs to build and test on a fresh Debian 12 machine that has
+# the CUDA 13 toolkit: Debian packages, and PyPI wheels into .deps/ (never into the repo's
+# tracked files). Idempotent: a second run only checks.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="${GPUSCOPE_DEPS_DIR:-$root/.deps}"
+
+debian_packages=(
+  cmake ninja-build g++ pkg-config
+  libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
+  libgtest-dev libgmock-dev
+)
+# PyPI pins: NVML's header matching the CUDA 13.0 driver branch on our GPU machines.
+nvml_wheel="nvidia-nvml-dev==13.0.87"
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup-deps: installing Debian packages: ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup-deps: the CUDA 13 toolkit is required (nvcc not found; expected under /usr/local/cuda)" >&2
+  exit 1
+fi
+
+stamp="$deps/python/.installed-${nvml_wheel//[^A-Za-z0-9.]/_}"
+if [ ! -f "$stamp" ]; then
+  echo "setup-deps: installing $nvml_wheel into $deps/python"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+    --target "$deps/python" "$nvml_wheel"
+  touch "$stamp"
+fi

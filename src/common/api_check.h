@@ -1,0 +1,33 @@
+// One check for every vendor C API status (NVML, CUDA runtime, cuBLASLt, CUPTI, ...).
+//
+// Each adapter declares, next to its vendor header, an overload
+//     ApiError describe_api_error(VendorStatusType status);
+// that says whether the value means success, which gpuscope Code it maps to, and the vendor
+// library's own error name/string. GPUSCOPE_API_CHECK(call) turns any such status into a
+// Status whose message holds the call's text, the library's words and file:line.
+#pragma once
+
+#include <string>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::detail {
+
+struct ApiError {
+  bool ok = false;
+  Code code = Code::internal;
+  std::string library_message;  // the vendor library's own error string
+};
+
+Status make_api_status(const ApiError& error, const char* call_text, const char* file, int line);
+
+template <typename VendorStatus>
+Status api_status(VendorStatus status, const char* call_text, const char* file, int line) {
+  ApiError error = describe_api_error(status);  // found by overload/ADL per adapter
+  if (error.ok) return Status{};
+  return make_api_status(error, call_text, file, line);
+}
+
+}  // namespace gpuscope::detail
+
+#define GPUSCOPE_API_CHECK(call) ::gpuscope::detail::api_status((call), #call, __FILE__, __LINE__)
