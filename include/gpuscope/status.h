@@ -23,11 +23,11 @@ enum class Code {
   permission_denied,  // the driver refused: needs root or a capability
   gpu_lost,           // the GPU stopped answering (fell off the bus, reset)
   out_of_memory,
-  io_error,           // file system: unreadable, unwritable, disk full
-  data_error,         // a malformed or foreign file
+  io_error,    // file system: unreadable, unwritable, disk full
+  data_error,  // a malformed or foreign file
   timeout,
-  cancelled,          // the user interrupted
-  internal,           // a bug or an unexpected library answer
+  cancelled,  // the user interrupted
+  internal,   // a bug or an unexpected library answer
 };
 
 // Stable lower-case name of a code ("gpu_lost"), used in JSON output.
@@ -60,7 +60,7 @@ class Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(data_).ok());
   }
@@ -90,9 +90,9 @@ class [[nodiscard]] Result {
 }  // namespace gpuscope
 
 // Returns the Status of `expr` from the enclosing function when it is not ok.
-#define GPUSCOPE_RETURN_IF_ERROR(expr)                \
-  do {                                                \
-    ::gpuscope::Status gpuscope_status_ = (expr);     \
+#define GPUSCOPE_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::gpuscope::Status gpuscope_status_ = (expr);        \
     if (!gpuscope_status_.ok()) return gpuscope_status_; \
   } while (false)
 
@@ -100,8 +100,8 @@ class [[nodiscard]] Result {
 #define GPUSCOPE_CONCAT_(a, b) GPUSCOPE_CONCAT_INNER_(a, b)
 
 // GPUSCOPE_ASSIGN_OR_RETURN(auto x, make_x()); binds x or returns the failure.
-#define GPUSCOPE_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  auto GPUSCOPE_CONCAT_(gpuscope_result_, __LINE__) = (expr);                  \
-  if (!GPUSCOPE_CONCAT_(gpuscope_result_, __LINE__).ok())                      \
-    return GPUSCOPE_CONCAT_(gpuscope_result_, __LINE__).status();              \
+#define GPUSCOPE_ASSIGN_OR_RETURN(lhs, expr)                      \
+  auto GPUSCOPE_CONCAT_(gpuscope_result_, __LINE__) = (expr);     \
+  if (!GPUSCOPE_CONCAT_(gpuscope_result_, __LINE__).ok())         \
+    return GPUSCOPE_CONCAT_(gpuscope_result_, __LINE__).status(); \
   lhs = std::move(GPUSCOPE_CONCAT_(gpuscope_result_, __LINE__)).value()

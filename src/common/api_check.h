@@ -1,10 +1,14 @@
 // One check for every vendor C API status (NVML, CUDA runtime, cuBLASLt, CUPTI, ...).
 //
-// Each adapter declares, next to its vendor header, an overload
-//     ApiError describe_api_error(VendorStatusType status);
-// that says whether the value means success, which gpuscope Code it maps to, and the vendor
-// library's own error name/string. GPUSCOPE_API_CHECK(call) turns any such status into a
-// Status whose message holds the call's text, the library's words and file:line.
+// Each adapter specializes, next to its vendor header,
+//     template <> struct ApiErrorTraits<VendorStatusType> {
+//       static ApiError describe(VendorStatusType status);
+//     };
+// saying whether the value means success, which gpuscope Code it maps to, and the vendor
+// library's own error name/string. (A class template rather than an overload: vendor status
+// enums live in the global namespace, where argument-dependent lookup would not find ours.)
+// GPUSCOPE_API_CHECK(call) turns any such status into a Status whose message holds the call's text,
+// the library's words and file:line.
 #pragma once
 
 #include <string>
@@ -19,11 +23,14 @@ struct ApiError {
   std::string library_message;  // the vendor library's own error string
 };
 
+template <typename VendorStatus>
+struct ApiErrorTraits;  // specialized by each adapter
+
 Status make_api_status(const ApiError& error, const char* call_text, const char* file, int line);
 
 template <typename VendorStatus>
 Status api_status(VendorStatus status, const char* call_text, const char* file, int line) {
-  ApiError error = describe_api_error(status);  // found by overload/ADL per adapter
+  ApiError error = ApiErrorTraits<VendorStatus>::describe(status);
   if (error.ok) return Status{};
   return make_api_status(error, call_text, file, line);
 }

@@ -1,0 +1,40 @@
+// gpuscope's process exit codes (documented in README.md; scripts branch on them).
+#pragma once
+
+#include "gpuscope/status.h"
+
+namespace gpuscope {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitCheckFailed = 1,    // the work ran and found a problem (e.g. burn saw wrong results)
+  kExitUsage = 2,          // bad arguments, or a GPU index/UUID that does not exist
+  kExitNoGpu = 3,          // no NVIDIA driver, or a driver with no GPU
+  kExitPermission = 4,     // the driver refused (needs root or a capability)
+  kExitGpuLost = 5,        // a GPU stopped answering
+  kExitError = 6,          // anything else (I/O, internal)
+  kExitInterrupted = 130,  // Ctrl-C
+};
+
+inline int exit_code_for(Code code) {
+  switch (code) {
+    case Code::ok:
+      return kExitOk;
+    case Code::invalid_argument:
+    case Code::not_found:
+      return kExitUsage;
+    case Code::no_driver:
+    case Code::no_device:
+      return kExitNoGpu;
+    case Code::permission_denied:
+      return kExitPermission;
+    case Code::gpu_lost:
+      return kExitGpuLost;
+    case Code::cancelled:
+      return kExitInterrupted;
+    default:
+      return kExitError;
+  }
+}
+
+}  // namespace gpuscope

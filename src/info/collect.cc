@@ -1,0 +1,308 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <functional>
+
+#include "gpuscope/info.h"
+#include "gpuscope/version.h"
+
+namespace gpuscope {
+namespace {
+
+// Reads optional fields one by one: unsupported stays absent, a refused reading is noted, and
+// the first sign that the GPU is gone stops the reading of this GPU.
+class FieldReader {
+ public:
+  explicit FieldReader(GpuInfo& info) : info_(info) {}
+
+  template <typename T, typename Getter>
+  void read(std::optional<T>& out, const char* field, Getter&& getter) {
+    if (!lost_.ok()) return;
+    auto result = getter();
+    if (result.ok()) {
+      out = static_cast<T>(*result);
+    } else {
+      note(field, result.status());
+    }
+  }
+
+  // For readings that fill several fields at once.
+  template <typename Value, typename Getter, typename Apply>
+  void read_into(const char* field, Getter&& getter, Apply&& apply) {
+    if (!lost_.ok()) return;
+    Result<Value> result = getter();
+    if (result.ok()) {
+      apply(*result);
+    } else {
+      note(field, result.status());
+    }
+  }
+
+  void note(const char* field, const Status& status) {
+    switch (status.code()) {
+      case Code::not_supported:
+        return;
+      case Code::gpu_lost:
+        lost_ = status.with_context(field);
+        return;
+      default:
+        info_.unavailable.push_back({field, status.to_string()});
+    }
+  }
+
+  const Status& lost() const { return lost_; }
+
+ private:
+  GpuInfo& info_;
+  Status lost_;
+};
+
+const char* compute_mode_name(nvml::ComputeMode mode) {
+  switch (mode) {
+    case nvml::ComputeMode::default_mode:
+      return "default";
+    case nvml::ComputeMode::exclusive_thread:
+      return "exclusive_thread";
+    case nvml::ComputeMode::prohibited:
+      return "prohibited";
+    case nvml::ComputeMode::exclusive_process:
+      return "exclusive_process";
+  }
+  return "unknown";
+}
+
+void attach_cuda(GpuInfo& gpu, const CudaInventory& cuda) {
+  if (!gpu.pci_bus_id) return;
+  for (const CudaDeviceProps& props : cuda.devices) {
+    if (!same_pci_bus_id(props.pci_bus_id, *gpu.pci_bus_id)) continue;
+    gpu.cuda_ordinal = props.ordinal;
+    gpu.sm_count = props.sm_count;
+    gpu.l2_cache_bytes = props.l2_cache_bytes;
+    if (!gpu.cc_major) {
+      gpu.cc_major = props.cc_major;
+      gpu.cc_minor = props.cc_minor;
+    }
+    return;
+  }
+}
+
+void attach_peak(GpuInfo& gpu) {
+  GpuDescription description;
+  description.nvml_name = gpu.name;
+  description.memory_total_bytes = gpu.memory_total_bytes;
+  description.cc_major = gpu.cc_major;
+  description.cc_minor = gpu.cc_minor;
+  description.sm_count = gpu.sm_count;
+  description.max_sm_clock_mhz = gpu.sm_clock_max_mhz;
+  description.max_mem_clock_mhz = gpu.mem_clock_max_mhz;
+  description.memory_bus_width_bits = gpu.memory_bus_width_bits;
+  if (auto peak = peak_rates_for(description); peak.ok()) gpu.peak = std::move(peak).value();
+}
+
+// Reads one GPU. Returns its failure when it stops answering while being read.
+Result<GpuInfo> read_gpu(const nvml::Device& device, const CudaInventory& cuda) {
+  using nvml::ClockDomain;
+  using nvml::LinkValue;
+  using nvml::TemperatureThreshold;
+
+  GpuInfo gpu;
+  gpu.index = device.index();
+  // Identity is required: without a name and UUID there is nothing to report.
+  GPUSCOPE_ASSIGN_OR_RETURN(gpu.name, device.name());
+  GPUSCOPE_ASSIGN_OR_RETURN(gpu.uuid, device.uuid());
+
+  FieldReader r(gpu);
+  r.read_into<nvml::PciInfo>(
+      "pci", [&] { return device.pci(); },
+      [&](const nvml::PciInfo& pci) { gpu.pci_bus_id = pci.bus_id; });
+  r.read_into<std::pair<int, int>>(
+      "compute_capability", [&] { return device.cuda_compute_capability(); },
+      [&](const std::pair<int, int>& cc) {
+        gpu.cc_major = cc.first;
+        gpu.cc_minor = cc.second;
+      });
+  r.read_into<nvml::MemoryInfo>(
+      "memory", [&] { return device.memory(); },
+      [&](const nvml::MemoryInfo& m) {
+        gpu.memory_total_bytes = m.total_bytes;
+        gpu.memory_used_bytes = m.used_bytes;
+        gpu.memory_reserved_bytes = m.reserved_bytes;
+      });
+  r.read(gpu.memory_bus_width_bits, "memory_bus_width",
+         [&] { return device.memory_bus_width_bits(); });
+
+  r.read(gpu.sm_clock_mhz, "sm_clock", [&] { return device.clock_mhz(ClockDomain::sm); });
+  r.read(gpu.sm_clock_max_mhz, "sm_clock_max",
+         [&] { return device.max_clock_mhz(ClockDomain::sm); });
+  r.read(gpu.mem_clock_mhz, "mem_clock", [&] { return device.clock_mhz(ClockDomain::memory); });
+  r.read(gpu.mem_clock_max_mhz, "mem_clock_max",
+         [&] { return device.max_clock_mhz(ClockDomain::memory); });
+
+  r.read(gpu.power_draw_w, "power_draw", [&] { return device.power_w(); });
+  r.read(gpu.power_limit_w, "power_limit", [&] { return device.power_limit_w(); });
+  r.read(gpu.power_default_limit_w, "power_default_limit",
+         [&] { return device.default_power_limit_w(); });
+  r.read(gpu.power_enforced_limit_w, "power_enforced_limit",
+         [&] { return device.enforced_power_limit_w(); });
+  r.read_into<std::pair<double, double>>(
+      "power_limit_range", [&] { return device.power_limit_range_w(); },
+      [&](const std::pair<double, double>& range) {
+        gpu.power_min_limit_w = range.first;
+        gpu.power_max_limit_w = range.second;
+      });
+
+  r.read(gpu.temperature_c, "temperature", [&] { return device.temperature_c(); });
+  r.read(gpu.memory_temperature_c, "memory_temperature",
+         [&] { return device.memory_temperature_c(); });
+  r.read(gpu.temperature_slowdown_c, "temperature_slowdown",
+         [&] { return device.temperature_threshold_c(TemperatureThreshold::slowdown); });
+  r.read(gpu.temperature_shutdown_c, "temperature_shutdown",
+         [&] { return device.temperature_threshold_c(TemperatureThreshold::shutdown); });
+  r.read(gpu.temperature_gpu_max_c, "temperature_gpu_max",
+         [&] { return device.temperature_threshold_c(TemperatureThreshold::gpu_max); });
+  r.read(gpu.temperature_memory_max_c, "temperature_memory_max",
+         [&] { return device.temperature_threshold_c(TemperatureThreshold::memory_max); });
+
+  r.read(gpu.pcie_gen_current, "pcie_gen",
+         [&] { return device.pcie_generation(LinkValue::current); });
+  r.read(gpu.pcie_gen_max, "pcie_gen_max", [&] { return device.pcie_generation(LinkValue::max); });
+  r.read(gpu.pcie_gen_gpu_max, "pcie_gen_gpu_max",
+         [&] { return device.pcie_generation(LinkValue::gpu_max); });
+  r.read(gpu.pcie_width_current, "pcie_width",
+         [&] { return device.pcie_width(LinkValue::current); });
+  r.read(gpu.pcie_width_max, "pcie_width_max", [&] { return device.pcie_width(LinkValue::max); });
+
+  r.read(gpu.persistence_mode, "persistence_mode", [&] { return device.persistence_mode(); });
+  r.read_into<nvml::ComputeMode>(
+      "compute_mode", [&] { return device.compute_mode(); },
+      [&](nvml::ComputeMode mode) { gpu.compute_mode = compute_mode_name(mode); });
+  r.read_into<nvml::EnabledState>(
+      "ecc", [&] { return device.ecc_mode(); },
+      [&](const nvml::EnabledState& ecc) {
+        gpu.ecc_current = ecc.current;
+        gpu.ecc_pending = ecc.pending;
+      });
+
+  r.read_into<std::uint64_t>(
+      "clock_event_reasons", [&] { return device.clock_event_reasons(); },
+      [&](std::uint64_t mask) {
+        gpu.clock_event_reasons = mask;
+        gpu.clock_event_reason_names = nvml::clock_event_reason_names(mask);
+      });
+  std::optional<double> energy;
+  r.read(energy, "energy_counter", [&] { return device.total_energy_j(); });
+  gpu.energy_counter_supported = energy.has_value();
+  r.read(gpu.gpm_supported, "gpm", [&] { return device.gpm_supported(); });
+
+  r.read_into<nvml::EnabledState>(
+      "mig_mode", [&] { return device.mig_mode(); },
+      [&](const nvml::EnabledState& mig) {
+        gpu.mig_current = mig.current;
+        gpu.mig_pending = mig.pending;
+      });
+  if (gpu.mig_current.value_or(false)) {
+    r.read_into<std::vector<nvml::MigDevice>>(
+        "mig_devices", [&] { return device.mig_devices(); },
+        [&](const std::vector<nvml::MigDevice>& devices) {
+          for (const nvml::MigDevice& d : devices) {
+            gpu.mig_instances.push_back({d.gpu_instance_id, d.compute_instance_id, d.name,
+                                         mig_profile_from_name(d.name), d.uuid,
+                                         d.memory_total_bytes, d.sm_count});
+          }
+        });
+  }
+  if (!r.lost().ok()) return r.lost();
+
+  attach_cuda(gpu, cuda);
+  attach_peak(gpu);
+  return gpu;
+}
+
+std::string hostname() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
+  return buffer;
+}
+
+bool is_index(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// The devices `selector` names. With no selector, a GPU that is listed but cannot be opened
+// (lost since the count was taken) goes to `failures` and the rest are returned.
+Result<std::vector<nvml::Device>> select_devices(const nvml::Session& session,
+                                                 const std::string& selector,
+                                                 std::vector<GpuFailure>& failures) {
+  std::vector<nvml::Device> devices;
+  if (selector.empty()) {
+    GPUSCOPE_ASSIGN_OR_RETURN(unsigned count, session.device_count());
+    if (count == 0) {
+      return Status(Code::no_device, "the NVIDIA driver is loaded but lists no GPU");
+    }
+    for (unsigned i = 0; i < count; ++i) {
+      Result<nvml::Device> device = session.device_by_index(i);
+      if (device.ok()) {
+        devices.push_back(*device);
+      } else if (count > 1) {
+        failures.push_back({i, device.status()});
+      } else {
+        return device.status().with_context(fmt::format("GPU {}", i));
+      }
+    }
+    return devices;
+  }
+  if (is_index(selector)) {
+    if (selector.size() > 6)
+      return Status(Code::not_found, fmt::format("there is no GPU {}", selector));
+    GPUSCOPE_ASSIGN_OR_RETURN(nvml::Device device,
+                              session.device_by_index(static_cast<unsigned>(std::stoul(selector))));
+    devices.push_back(device);
+    return devices;
+  }
+  if (selector.rfind("GPU-", 0) != 0 && selector.rfind("MIG-", 0) != 0) {
+    return Status(
+        Code::invalid_argument,
+        fmt::format("--gpu takes an index (0, 1, ...) or a UUID (GPU-...), not '{}'", selector));
+  }
+  GPUSCOPE_ASSIGN_OR_RETURN(nvml::Device device, session.device_by_uuid(selector));
+  devices.push_back(device);
+  return devices;
+}
+
+}  // namespace
+
+std::string mig_profile_from_name(const std::string& name) {
+  auto pos = name.rfind(" MIG ");
+  if (pos == std::string::npos) return {};
+  return name.substr(pos + 5);
+}
+
+Result<SystemInfo> collect_info(const nvml::Session& session, const CudaInventory& cuda,
+                                const InfoOptions& options) {
+  SystemInfo info;
+  info.gpuscope_version = std::string(version());
+  info.hostname = hostname();
+  info.nvml_library = session.library_path();
+  if (auto v = session.driver_version(); v.ok()) info.driver_version = *v;
+  if (auto v = session.nvml_version(); v.ok()) info.nvml_version = *v;
+  if (auto v = session.cuda_driver_version(); v.ok()) info.cuda_driver_version = *v;
+  info.cuda_runtime_version = cuda.runtime_version;
+  info.cuda_status = cuda.status;
+
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<nvml::Device> devices,
+                            select_devices(session, options.gpu, info.failures));
+  for (const nvml::Device& device : devices) {
+    Result<GpuInfo> gpu = read_gpu(device, cuda);
+    if (gpu.ok()) {
+      info.gpus.push_back(std::move(gpu).value());
+    } else if (devices.size() == 1) {
+      return gpu.status().with_context(fmt::format("GPU {}", device.index()));
+    } else {
+      info.failures.push_back({device.index(), gpu.status()});
+    }
+  }
+  return info;
+}
+
+}  // namespace gpuscope

@@ -1,0 +1,153 @@
+// `gpuscope info` end to end: the real binary, NVML replaced by the fake library through
+// GPUSCOPE_NVML_LIBRARY, checked on exit codes, stdout and stderr.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gpuscope/exit_codes.h"
+
+namespace gpuscope {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Runs gpuscope with `args` under `env` (KEY=VALUE ...), capturing both streams.
+CliRun gpuscope(const std::string& env, const std::string& args) {
+  std::string dir = ::testing::TempDir();
+  std::string out = dir + "/gpuscope_out.txt", err = dir + "/gpuscope_err.txt";
+  std::string command = "env " + env + " CUDA_VISIBLE_DEVICES= " + GPUSCOPE_BIN + " " + args +
+                        " >" + out + " 2>" + err + " </dev/null";
+  int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(out);
+  run.err = slurp(err);
+  return run;
+}
+
+std::string with_fake(const std::string& fixture) {
+  return std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+         " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/nvml/" + fixture;
+}
+
+std::string write_scenario(const std::string& name, const std::string& json) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << json;
+  return path;
+}
+
+TEST(CliInfo, NoDriverIsAClearMessageAndExitCode3) {
+  CliRun run = gpuscope("GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "info");
+  EXPECT_EQ(run.exit_code, kExitNoGpu);
+  EXPECT_THAT(run.err, HasSubstr("no NVIDIA driver"));
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(CliInfo, NoDriverAsJsonIsStillJson) {
+  CliRun run = gpuscope("GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "info --json");
+  EXPECT_EQ(run.exit_code, kExitNoGpu);
+  auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["error"]["code"], "no_driver");
+}
+
+// On this machine itself (no GPU in CI): the default library search must end the same way.
+TEST(CliInfo, ThisMachineWithoutADriverSaysSo) {
+  CliRun run = gpuscope("-u GPUSCOPE_NVML_LIBRARY", "info");
+  if (run.exit_code == kExitOk) GTEST_SKIP() << "this machine has an NVIDIA driver and GPU";
+  EXPECT_EQ(run.exit_code, kExitNoGpu) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("gpuscope: error:"));
+}
+
+TEST(CliInfo, DriverNotRunningIsExitCode3) {
+  CliRun run = gpuscope(with_fake("no_driver.json"), "info");
+  EXPECT_EQ(run.exit_code, kExitNoGpu);
+  EXPECT_THAT(run.err, HasSubstr("driver is not running"));
+}
+
+TEST(CliInfo, DriverWithoutGpusIsExitCode3) {
+  CliRun run = gpuscope(with_fake("no_gpu.json"), "info");
+  EXPECT_EQ(run.exit_code, kExitNoGpu);
+  EXPECT_THAT(run.err, HasSubstr("lists no GPU"));
+}
+
+TEST(CliInfo, PrintsTheGpuAsATable) {
+  CliRun run = gpuscope(with_fake("h100_sxm.json"), "info");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("GPU 0  NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(run.out, HasSubstr("Power"));
+}
+
+TEST(CliInfo, JsonHasTheSchemaVersionAndTheGpu) {
+  CliRun run = gpuscope(with_fake("a100_mig.json"), "info --json");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["gpus"][0]["mig"]["instances"].size(), 3u);
+}
+
+TEST(CliInfo, UnknownGpuIsAUsageError) {
+  CliRun run = gpuscope(with_fake("h100_sxm.json"), "info --gpu 7");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("there is no GPU 7"));
+  run = gpuscope(with_fake("h100_sxm.json"), "info --gpu GPU-nope");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+}
+
+TEST(CliInfo, BadArgumentsAreAUsageError) {
+  CliRun run = gpuscope(with_fake("h100_sxm.json"), "info --bogus");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  run = gpuscope("", "");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+}
+
+TEST(CliInfo, PermissionRefusedAtInitIsExitCode4) {
+  std::string scenario = write_scenario(
+      "init_no_permission.json", R"({"init_error": "NVML_ERROR_NO_PERMISSION", "devices": []})");
+  CliRun run = gpuscope(std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+                            " GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario,
+                        "info");
+  EXPECT_EQ(run.exit_code, kExitPermission);
+  EXPECT_THAT(run.err, HasSubstr("Insufficient Permissions"));
+}
+
+TEST(CliInfo, RefusedReadingsStillPrintTheRest) {
+  CliRun run = gpuscope(with_fake("permission_denied.json"), "info");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("Unavailable"));
+  EXPECT_THAT(run.out, HasSubstr("permission_denied"));
+}
+
+TEST(CliInfo, AGpuThatVanishedIsReportedWithExitCode5AndTheOthersPrinted) {
+  std::string scenario = write_scenario("lost_at_start.json", R"({"devices": [
+      {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000"},
+      {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000",
+       "lost_at_t": 0}]})");
+  CliRun run = gpuscope(std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+                            " GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario,
+                        "info");
+  EXPECT_EQ(run.exit_code, kExitGpuLost);
+  EXPECT_THAT(run.out, HasSubstr("GPU 0  NVIDIA H100"));
+  EXPECT_THAT(run.out, HasSubstr("GPU 1  FAILED"));
+  EXPECT_THAT(run.err, HasSubstr("GPU is lost"));
+}
+
+}  // namespace
+}  // namespace gpuscope

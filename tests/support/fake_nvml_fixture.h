@@ -1,0 +1,41 @@
+// Test fixture: a clean fake NVML (tests/fakes/nvml) per test, and a Session opened on it
+// through the adapter's normal loading path.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "../fakes/nvml/fake_nvml_control.h"
+#include "gpuscope/nvml.h"
+
+namespace gpuscope::testing {
+
+inline std::string nvml_fixture(const std::string& name) {
+  return std::string(GPUSCOPE_TEST_FIXTURES) + "/nvml/" + name;
+}
+
+class FakeNvmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override { gpuscope_fake_nvml_reset(); }
+  void TearDown() override { gpuscope_fake_nvml_reset(); }
+
+  // Loads tests/fixtures/nvml/NAME into the fake.
+  void load(const std::string& name) {
+    ASSERT_EQ(0, gpuscope_fake_nvml_load_scenario_file(nvml_fixture(name).c_str()))
+        << gpuscope_fake_nvml_last_error();
+  }
+  void load_json(const std::string& json) {
+    ASSERT_EQ(0, gpuscope_fake_nvml_load_scenario(json.c_str())) << gpuscope_fake_nvml_last_error();
+  }
+
+  // Opens a Session on the fake; fails the test if that does not work.
+  std::unique_ptr<nvml::Session> open() {
+    auto session = nvml::Session::open({{GPUSCOPE_FAKE_NVML_PATH}});
+    EXPECT_TRUE(session.ok()) << session.status().to_string();
+    return session.ok() ? std::move(session).value() : nullptr;
+  }
+};
+
+}  // namespace gpuscope::testing

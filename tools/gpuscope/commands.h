@@ -1,0 +1,19 @@
+// Each subcommand registers itself on the root app and returns its exit code when run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::cli {
+
+using Runner = std::function<int()>;
+
+// Adds `info` to `app`; sets `runner` to run it when it was chosen.
+void add_info_command(CLI::App& app, Runner& runner);
+
+// Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
+int report_error(const Status& status);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,53 @@
+// gpuscope: measure, explain and tune deep-learning work on NVIDIA GPUs.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/status.h"
+#include "gpuscope/version.h"
+
+namespace gpuscope::cli {
+
+int report_error(const Status& status) {
+  std::cerr << fmt::format("gpuscope: error: {}\n", status.message());
+  switch (status.code()) {
+    case Code::no_driver:
+      std::cerr << "gpuscope: no NVIDIA driver was found on this machine. Install the NVIDIA "
+                   "driver, or run on a machine with an NVIDIA GPU.\n";
+      break;
+    case Code::no_device:
+      std::cerr << "gpuscope: the NVIDIA driver is present but no GPU is visible.\n";
+      break;
+    case Code::permission_denied:
+      std::cerr << "gpuscope: the driver refused access; try again as root or check the "
+                   "permissions of /dev/nvidia*.\n";
+      break;
+    default:
+      break;
+  }
+  return exit_code_for(status.code());
+}
+
+}  // namespace gpuscope::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpuscope: measure, explain and tune deep-learning work on NVIDIA GPUs"};
+  app.set_version_flag("--version", "gpuscope " + std::string(gpuscope::version()));
+  app.require_subcommand(1);
+  gpuscope::cli::Runner runner;
+  gpuscope::cli::add_info_command(app, runner);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? gpuscope::kExitOk : gpuscope::kExitUsage;
+  }
+  try {
+    return runner();
+  } catch (const std::exception& e) {  // a bug: never let it escape main
+    std::cerr << "gpuscope: internal error: " << e.what() << '\n';
+    return gpuscope::kExitError;
+  }
+}
