@@ -98,3 +98,32 @@ TEST(InfoJson, AbsentReadingsAreOmittedNeverZero) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// Recorded on the lent H100 (see tests/fixtures/info/README.md), where nvidia-smi -q in the same
+// call showed: power limit 700 W (min 200, max 700), PCIe Gen5 x16, MIG disabled.
+TEST(InfoJson, RecordedH100AgreesWithNvidiaSmi) {
+  std::ifstream in(fixture("h100_recorded_2026-11-22.json"));
+  ASSERT_TRUE(in);
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema_version"], kInfoSchemaVersion);
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  const auto& g = j["gpus"][0];
+  EXPECT_EQ(g["name"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g["power"]["limit_w"], 700.0);
+  EXPECT_EQ(g["power"]["min_limit_w"], 200.0);
+  EXPECT_EQ(g["power"]["max_limit_w"], 700.0);
+  EXPECT_EQ(g["pcie"]["generation"], 5);
+  EXPECT_EQ(g["pcie"]["width"], 16);
+  EXPECT_EQ(g["mig"]["current"], false);
+  EXPECT_EQ(g["gpm_supported"], true);
+  EXPECT_EQ(g["power"]["energy_counter_supported"], true);
+  EXPECT_EQ(g["sm_count"], 132);
+  EXPECT_EQ(g["compute_capability"], "9.0");
+  EXPECT_EQ(g["peak"]["estimated"], false);
+}
+
+}  // namespace
+}  // namespace gpuscope
