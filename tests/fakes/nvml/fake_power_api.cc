@@ -1,0 +1,75 @@
+// Power readings, limits and the energy counter, and the one setter gpuscope uses (the sweep).
+#include <cmath>
+
+#include "api_call.h"
+#include "power_model.h"
+
+using gpuscope::fake_nvml::ApiCall;
+using gpuscope::fake_nvml::write_value;
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device,
+                                                               unsigned int* power) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  return gpuscope::fake_nvml::write_reading(call, "power_mw", power);
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  const auto energy_mj = gpuscope::fake_nvml::total_energy_mj(call.device(), call.now());
+  if (!energy_mj) return NVML_ERROR_NOT_SUPPORTED;
+  if (energy == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  // A counter of whole millijoules, so it never runs ahead of the energy actually used.
+  *energy = static_cast<unsigned long long>(std::floor(*energy_mj + 1e-6));
+  return NVML_SUCCESS;
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device,
+                                                                         unsigned int* limit) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  return write_value(gpuscope::fake_nvml::current_power_limit_mw(call.state(), call.device_index()),
+                     limit);
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int* defaultLimit) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  return write_value(call.device().power_limits.default_mw, defaultLimit);
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(
+    nvmlDevice_t device, unsigned int* minLimit, unsigned int* maxLimit) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  const auto& limits = call.device().power_limits;
+  if (!limits.min_mw || !limits.max_mw) return NVML_ERROR_NOT_SUPPORTED;
+  if (minLimit == nullptr || maxLimit == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *minLimit = *limits.min_mw;
+  *maxLimit = *limits.max_mw;
+  return NVML_SUCCESS;
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device,
+                                                                       unsigned int* limit) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  return write_value(
+      gpuscope::fake_nvml::enforced_power_limit_mw(call.state(), call.device_index()), limit);
+}
+
+// Needs the scenario's min and max limits (a GPU without them cannot be capped) and checks the
+// new limit against them, as the driver does.
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device,
+                                                                         unsigned int limit) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  const auto& limits = call.device().power_limits;
+  if (!limits.min_mw || !limits.max_mw) return NVML_ERROR_NOT_SUPPORTED;
+  if (limit < *limits.min_mw || limit > *limits.max_mw) return NVML_ERROR_INVALID_ARGUMENT;
+  call.state().power_limit_set_mw[call.device_index()] = limit;
+  return NVML_SUCCESS;
+}

@@ -1,0 +1,253 @@
+// The static part of a device in a scenario: identity, limits, modes, MIG, failures.
+#include <cctype>
+#include <cstdio>
+#include <string>
+
+#include "json_reader.h"
+#include "scenario_parse.h"
+
+namespace gpuscope::fake_nvml {
+namespace {
+
+std::string default_uuid(unsigned index, unsigned mig_index, bool mig) {
+  char uuid[64];
+  std::snprintf(uuid, sizeof uuid, "%s-fa4e0000-0000-4000-8000-%06x%06x", mig ? "MIG" : "GPU",
+                index, mig ? mig_index + 1 : 0);
+  return uuid;
+}
+
+void check_pci_bus_id(const std::string& bus_id, const std::string& path) {
+  unsigned domain = 0, bus = 0, slot = 0, function = 0;
+  if (std::sscanf(bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &slot, &function) != 4) {
+    throw ScenarioError(path + ": expected domain:bus:device.function, e.g. 00000000:18:00.0");
+  }
+}
+
+std::optional<std::pair<int, int>> parse_compute_capability(ObjectReader& reader) {
+  const nlohmann::json* json = reader.child("compute_capability");
+  if (json == nullptr) return std::nullopt;
+  const std::string path = reader.path_of("compute_capability");
+  if (!json->is_array() || json->size() != 2) {
+    throw ScenarioError(path + ": expected [major, minor]");
+  }
+  return std::pair{json_as<int>((*json)[0], path + "[0]"), json_as<int>((*json)[1], path + "[1]")};
+}
+
+MaxClocks parse_max_clocks(ObjectReader& parent) {
+  MaxClocks clocks;
+  const nlohmann::json* json = parent.child("max_clocks");
+  if (json == nullptr) return clocks;
+  ObjectReader reader(*json, parent.path_of("max_clocks"));
+  clocks.sm_mhz = reader.optional<unsigned>("sm_mhz");
+  clocks.mem_mhz = reader.optional<unsigned>("mem_mhz");
+  clocks.graphics_mhz = reader.optional<unsigned>("graphics_mhz");
+  clocks.video_mhz = reader.optional<unsigned>("video_mhz");
+  reader.finish();
+  return clocks;
+}
+
+PowerLimits parse_power_limits(ObjectReader& reader) {
+  PowerLimits limits;
+  limits.current_mw = reader.optional<unsigned>("power_limit_mw");
+  limits.default_mw = reader.optional<unsigned>("default_power_limit_mw");
+  limits.min_mw = reader.optional<unsigned>("min_power_limit_mw");
+  limits.max_mw = reader.optional<unsigned>("max_power_limit_mw");
+  limits.enforced_mw = reader.optional<unsigned>("enforced_power_limit_mw");
+  if (limits.min_mw.has_value() != limits.max_mw.has_value()) {
+    throw ScenarioError(reader.path_of("min_power_limit_mw") +
+                        ": give min and max power limits together");
+  }
+  if (limits.min_mw && *limits.min_mw > *limits.max_mw) {
+    throw ScenarioError(reader.path_of("min_power_limit_mw") + ": above max_power_limit_mw");
+  }
+  return limits;
+}
+
+TemperatureThresholds parse_thresholds(ObjectReader& parent) {
+  TemperatureThresholds thresholds;
+  const nlohmann::json* json = parent.child("temperature_thresholds");
+  if (json == nullptr) return thresholds;
+  ObjectReader reader(*json, parent.path_of("temperature_thresholds"));
+  thresholds.slowdown_c = reader.optional<unsigned>("slowdown_c");
+  thresholds.shutdown_c = reader.optional<unsigned>("shutdown_c");
+  thresholds.gpu_max_c = reader.optional<unsigned>("gpu_max_c");
+  thresholds.mem_max_c = reader.optional<unsigned>("mem_max_c");
+  reader.finish();
+  return thresholds;
+}
+
+Pcie parse_pcie(ObjectReader& parent) {
+  Pcie pcie;
+  const nlohmann::json* json = parent.child("pcie");
+  if (json == nullptr) return pcie;
+  ObjectReader reader(*json, parent.path_of("pcie"));
+  pcie.current_gen = reader.optional<unsigned>("current_gen");
+  pcie.max_gen = reader.optional<unsigned>("max_gen");
+  pcie.gpu_max_gen = reader.optional<unsigned>("gpu_max_gen");
+  pcie.current_width = reader.optional<unsigned>("current_width");
+  pcie.max_width = reader.optional<unsigned>("max_width");
+  reader.finish();
+  return pcie;
+}
+
+std::optional<nvmlComputeMode_t> parse_compute_mode(ObjectReader& reader) {
+  const auto mode = reader.optional<std::string>("compute_mode");
+  if (!mode) return std::nullopt;
+  if (*mode == "default") return NVML_COMPUTEMODE_DEFAULT;
+  if (*mode == "exclusive_process") return NVML_COMPUTEMODE_EXCLUSIVE_PROCESS;
+  if (*mode == "prohibited") return NVML_COMPUTEMODE_PROHIBITED;
+  throw ScenarioError(reader.path_of("compute_mode") +
+                      ": expected default, exclusive_process or prohibited");
+}
+
+std::optional<Ecc> parse_ecc(ObjectReader& parent) {
+  const nlohmann::json* json = parent.child("ecc");
+  if (json == nullptr) return std::nullopt;
+  ObjectReader reader(*json, parent.path_of("ecc"));
+  Ecc ecc;
+  ecc.current = reader.required<bool>("current");
+  ecc.pending = reader.value_or("pending", ecc.current);
+  ecc.corrected_volatile = reader.value_or("corrected_volatile", 0ULL);
+  ecc.uncorrected_volatile = reader.value_or("uncorrected_volatile", 0ULL);
+  ecc.corrected_aggregate = reader.value_or("corrected_aggregate", 0ULL);
+  ecc.uncorrected_aggregate = reader.value_or("uncorrected_aggregate", 0ULL);
+  reader.finish();
+  return ecc;
+}
+
+// "NVIDIA A100-SXM4-40GB MIG 3g.20gb" -> 3 (the digits before "g."); 0 without a profile.
+unsigned slices_in_profile_name(const std::string& name) {
+  const std::size_t g = name.rfind("g.");
+  if (g == std::string::npos) return 0;
+  std::size_t start = g;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(name[start - 1]))) --start;
+  if (start == g) return 0;
+  return static_cast<unsigned>(std::stoul(name.substr(start, g - start)));
+}
+
+MigInstance parse_mig_instance(const nlohmann::json& json, const std::string& path,
+                               unsigned gpu_index, unsigned mig_index) {
+  ObjectReader reader(json, path);
+  MigInstance instance;
+  instance.gpu_instance_id = reader.required<unsigned>("gpu_instance_id");
+  instance.compute_instance_id = reader.required<unsigned>("compute_instance_id");
+  instance.name = reader.required<std::string>("name");
+  instance.uuid = reader.value_or("uuid", default_uuid(gpu_index, mig_index, true));
+  instance.memory_total_bytes = reader.required<unsigned long long>("memory_total_bytes");
+  instance.memory_used_bytes = reader.value_or("memory_used_bytes", 0ULL);
+  if (instance.memory_used_bytes > instance.memory_total_bytes) {
+    throw ScenarioError(reader.path_of("memory_used_bytes") + ": above memory_total_bytes");
+  }
+  instance.sm_count = reader.required<unsigned>("sm_count");
+  const unsigned slices = slices_in_profile_name(instance.name);
+  instance.gpu_instance_slice_count = reader.value_or("gpu_instance_slice_count", slices);
+  instance.compute_instance_slice_count = reader.value_or("compute_instance_slice_count", slices);
+  instance.shared_copy_engine_count = reader.value_or("shared_copy_engine_count", 0U);
+  instance.shared_decoder_count = reader.value_or("shared_decoder_count", 0U);
+  instance.shared_encoder_count = reader.value_or("shared_encoder_count", 0U);
+  instance.shared_jpeg_count = reader.value_or("shared_jpeg_count", 0U);
+  instance.shared_ofa_count = reader.value_or("shared_ofa_count", 0U);
+  reader.finish();
+  return instance;
+}
+
+std::optional<Mig> parse_mig(ObjectReader& parent, unsigned gpu_index) {
+  const nlohmann::json* json = parent.child("mig");
+  if (json == nullptr) return std::nullopt;
+  ObjectReader reader(*json, parent.path_of("mig"));
+  Mig mig;
+  mig.current = reader.required<bool>("current");
+  mig.pending = reader.value_or("pending", mig.current);
+  mig.max_device_count = reader.value_or("max_device_count", mig.max_device_count);
+  if (mig.max_device_count > kMaxMigDevices) {
+    throw ScenarioError(reader.path_of("max_device_count") + ": more than the fake supports");
+  }
+  if (const nlohmann::json* instances = reader.child("instances")) {
+    const std::string path = reader.path_of("instances");
+    if (!instances->is_array()) throw ScenarioError(path + ": expected an array");
+    if (instances->size() > mig.max_device_count) {
+      throw ScenarioError(path + ": more instances than max_device_count");
+    }
+    if (!instances->empty() && !mig.current) {
+      throw ScenarioError(path + ": MIG instances on a GPU whose MIG mode is off");
+    }
+    for (std::size_t i = 0; i < instances->size(); ++i) {
+      mig.instances.push_back(parse_mig_instance((*instances)[i],
+                                                 path + "[" + std::to_string(i) + "]", gpu_index,
+                                                 static_cast<unsigned>(i)));
+    }
+  }
+  reader.finish();
+  return mig;
+}
+
+void parse_failures(ObjectReader& reader, Device& device) {
+  if (const nlohmann::json* names = reader.child("unsupported")) {
+    const std::string path = reader.path_of("unsupported");
+    if (!names->is_array()) throw ScenarioError(path + ": expected an array");
+    for (std::size_t i = 0; i < names->size(); ++i) {
+      const std::string item_path = path + "[" + std::to_string(i) + "]";
+      auto name = json_as<std::string>((*names)[i], item_path);
+      if (!is_fake_nvml_function(name)) {
+        throw ScenarioError(item_path + ": '" + name +
+                            "' is not an NVML function the fake implements");
+      }
+      device.unsupported_functions.insert(std::move(name));
+    }
+  }
+  if (const nlohmann::json* fields = reader.child("unsupported_fields")) {
+    const std::string path = reader.path_of("unsupported_fields");
+    if (!fields->is_array()) throw ScenarioError(path + ": expected an array");
+    for (std::size_t i = 0; i < fields->size(); ++i) {
+      device.unsupported_fields.insert(
+          json_as<unsigned>((*fields)[i], path + "[" + std::to_string(i) + "]"));
+    }
+  }
+  device.lost_at_t = reader.optional<double>("lost_at_t");
+}
+
+}  // namespace
+
+Device parse_device(const nlohmann::json& json, const std::string& path, unsigned index) {
+  ObjectReader reader(json, path);
+  Device device;
+  device.name = reader.required<std::string>("name");
+  device.uuid = reader.value_or("uuid", default_uuid(index, 0, false));
+  char bus_id[32];
+  std::snprintf(bus_id, sizeof bus_id, "00000000:%02X:00.0", (index + 1) & 0xFFu);
+  device.pci_bus_id = reader.value_or<std::string>("pci_bus_id", bus_id);
+  check_pci_bus_id(device.pci_bus_id, reader.path_of("pci_bus_id"));
+  device.pci_device_id = reader.value_or("pci_device_id", 0U);
+  device.pci_subsystem_id = reader.value_or("pci_subsystem_id", 0U);
+  device.memory_total_bytes = reader.optional<unsigned long long>("memory_total_bytes");
+  device.memory_reserved_bytes = reader.value_or("memory_reserved_bytes", 0ULL);
+  device.compute_capability = parse_compute_capability(reader);
+  device.memory_bus_width_bits = reader.optional<unsigned>("memory_bus_width_bits");
+  device.max_clocks = parse_max_clocks(reader);
+  device.power_limits = parse_power_limits(reader);
+  device.temperature_thresholds = parse_thresholds(reader);
+  device.pcie = parse_pcie(reader);
+  device.persistence_mode = reader.optional<bool>("persistence_mode");
+  device.compute_mode = parse_compute_mode(reader);
+  device.ecc = parse_ecc(reader);
+  device.supported_clock_event_reasons =
+      reader.optional<unsigned long long>("supported_clock_event_reasons");
+  device.gpm_supported = reader.value_or("gpm_supported", false);
+  device.energy_counter = reader.value_or("energy_counter", false);
+  device.energy_offset_mj = reader.value_or("energy_offset_mj", 0.0);
+  device.fan_count = reader.value_or("fan_count", 0U);
+  device.mig = parse_mig(reader, index);
+  if (const nlohmann::json* nvlink = reader.child("nvlink")) {
+    ObjectReader nvlink_reader(*nvlink, reader.path_of("nvlink"));
+    device.nvlink = Nvlink{nvlink_reader.required<unsigned>("link_count")};
+    nvlink_reader.finish();
+  }
+  parse_failures(reader, device);
+  if (const nlohmann::json* timeline = reader.child("timeline")) {
+    device.timeline = parse_timeline(*timeline, reader.path_of("timeline"));
+  }
+  reader.finish();
+  return device;
+}
+
+}  // namespace gpuscope::fake_nvml
