@@ -7,7 +7,8 @@
 #   bench/device.sh burn     # burn vs PyTorch side by side (bench/burn_device.sh)
 #   bench/device.sh all
 #
-# Needs .deps/ carried along (the NVML header wheel); everything else is on the machine.
+# Carry `.carry` (made here by `bench/device.sh prepare`: the NVML header, a few hundred KB);
+# everything else is on the machine. (.deps is too large to travel.)
 # Never changes the GPU's power limit, clocks, MIG layout, persistence or compute mode.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,9 +57,12 @@ run_tests() {
 }
 
 case "$what" in
+  prepare)  # on the development machine, before the device call
+    mkdir -p .carry/nvml && cp .deps/python/nvidia/cu13/include/nvml.h .carry/nvml/ && ls -l .carry/nvml
+    exit 0 ;;
   info) run_info ;;
   tests) run_tests ;;
   burn) bash bench/burn_device.sh ;;
   all) run_info; run_tests; bash bench/burn_device.sh ;;
-  *) echo "usage: bench/device.sh info|tests|burn|all" >&2; exit 2 ;;
+  *) echo "usage: bench/device.sh prepare|info|tests|burn|all" >&2; exit 2 ;;
 esac

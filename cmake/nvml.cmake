@@ -1,7 +1,8 @@
 # NVML's header only: the library itself is dlopen'd at run time (src/nvml). The header comes
 # from the `nvidia-nvml-dev` wheel that scripts/setup-deps.sh installs under GPUSCOPE_DEPS_DIR.
 find_path(GPUSCOPE_NVML_INCLUDE_DIR nvml.h
-  HINTS "${GPUSCOPE_DEPS_DIR}/python/nvidia/cu13/include" ${CUDAToolkit_INCLUDE_DIRS}
+  HINTS "${GPUSCOPE_DEPS_DIR}/python/nvidia/cu13/include" "${PROJECT_SOURCE_DIR}/.carry/nvml"
+        ${CUDAToolkit_INCLUDE_DIRS}
   DOC "Directory holding nvml.h")
 if(NOT GPUSCOPE_NVML_INCLUDE_DIR)
   message(FATAL_ERROR "nvml.h not found: run scripts/setup-deps.sh (installs the nvidia-nvml-dev wheel)")

@@ -21,7 +21,7 @@ enum class Code {
   no_driver,          // no NVIDIA driver / NVML library on this machine
   no_device,          // a driver, but no GPU
   permission_denied,  // the driver refused: needs root or a capability
-  gpu_lost,           // the GPU stopped answering (fell off the bus, reset)
+  gpu_lost,           // the GPU stopped answering or its context died (bus, ECC, fault)
   out_of_memory,
   io_error,    // file system: unreadable, unwritable, disk full
   data_error,  // a malformed or foreign file

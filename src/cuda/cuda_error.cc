@@ -10,6 +10,8 @@ Code code_for(cudaError_t status) {
     case cudaSuccess:
       return Code::ok;
     case cudaErrorInsufficientDriver:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
       return Code::no_driver;
     case cudaErrorNoDevice:
       return Code::no_device;
@@ -21,10 +23,21 @@ Code code_for(cudaError_t status) {
     case cudaErrorNotSupported:
       return Code::not_supported;
     case cudaErrorNotPermitted:
+    case cudaErrorDevicesUnavailable:  // exclusive-process or prohibited compute mode
       return Code::permission_denied;
-    case cudaErrorDevicesUnavailable:  // exclusive/prohibited compute mode, or busy
-      return Code::permission_denied;
+    // Sticky errors: the context (often the GPU) is unusable until the process ends. In code
+    // whose kernels are verified, they point at the hardware, so they read as a lost GPU.
     case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorContained:
+    case cudaErrorUnknown:
       return Code::gpu_lost;
     default:
       return Code::internal;
