@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -30,8 +31,12 @@ std::string slurp(const std::string& path) {
 
 // Runs gpuscope with `args` under `env` (KEY=VALUE ...), capturing both streams.
 CliRun gpuscope(const std::string& env, const std::string& args) {
-  std::string dir = ::testing::TempDir();
-  std::string out = dir + "/gpuscope_out.txt", err = dir + "/gpuscope_err.txt";
+  // CTest runs tests in parallel processes: name the capture files after this test.
+  static int call = 0;
+  std::string base = ::testing::TempDir() + "/gpuscope_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                     std::to_string(++call);
+  std::string out = base + ".out", err = base + ".err";
   std::string command = "env " + env + " CUDA_VISIBLE_DEVICES= " + GPUSCOPE_BIN + " " + args +
                         " >" + out + " 2>" + err + " </dev/null";
   int status = std::system(command.c_str());
@@ -48,7 +53,7 @@ std::string with_fake(const std::string& fixture) {
 }
 
 std::string write_scenario(const std::string& name, const std::string& json) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = ::testing::TempDir() + "/" + std::to_string(getpid()) + "_" + name;
   std::ofstream(path) << json;
   return path;
 }
