@@ -10,9 +10,17 @@ debian_packages=(
   cmake ninja-build g++ pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev
+  chromium fonts-dejavu-core  # the report's end-to-end test loads it in headless Chromium
+  libncurses-dev   # gpuscope monitor's live view (optional at build time: GPUSCOPE_WITH_NCURSES)
+  tmux             # the live view's test drives it in a tmux pane (tests/cli/monitor_tui_test.sh)
+  libbenchmark-dev # bench/monitor_sampler_cost.cc (Google Benchmark)
+  util-linux       # unshare: the monitor's full-disk test mounts a tiny private tmpfs
 )
 # PyPI pins: NVML's header matching the CUDA 13.0 driver branch on our GPU machines.
 nvml_wheel="nvidia-nvml-dev==13.0.87"
+# plotly.js, inlined into `gpuscope report` HTML files, as shipped in the plotly wheel (only
+# plotly/package_data/plotly.min.js is used; the Python package itself is never imported).
+plotly_wheel="plotly==6.5.2"
 
 missing=()
 for p in "${debian_packages[@]}"; do
@@ -35,5 +43,13 @@ if [ ! -f "$stamp" ]; then
   echo "setup-deps: installing $nvml_wheel into $deps/python"
   python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
     --target "$deps/python" "$nvml_wheel"
+  touch "$stamp"
+fi
+
+stamp="$deps/python/.installed-${plotly_wheel//[^A-Za-z0-9.]/_}"
+if [ ! -f "$stamp" ]; then
+  echo "setup-deps: installing $plotly_wheel into $deps/python"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+    --root-user-action=ignore --target "$deps/python" "$plotly_wheel"
   touch "$stamp"
 fi

@@ -9,16 +9,21 @@
 // GPUSCOPE_NVML_LIBRARY environment variable); callers never know which one they talk to.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "gpuscope/status.h"
 
-struct nvmlDevice_st;  // NVML's opaque handle type (from nvml.h, which stays private)
+struct nvmlDevice_st;     // NVML's opaque handle type (from nvml.h, which stays private)
+struct nvmlGpmSample_st;  // NVML's opaque GPM sample buffer
 
 namespace gpuscope::nvml {
 
@@ -56,6 +61,71 @@ struct EnabledState {
 
 enum class ComputeMode { default_mode, exclusive_thread, prohibited, exclusive_process };
 
+// The clock-event (throttle) reasons whose time burn reports. hw_slowdown has no time counter in
+// NVML; its time can only be estimated from sampled clock_event_reasons() masks.
+enum class ThrottleReason { sw_power_cap, hw_slowdown, sw_thermal, hw_thermal, hw_power_brake };
+inline constexpr std::array<ThrottleReason, 5> kThrottleReasons = {
+    ThrottleReason::sw_power_cap, ThrottleReason::hw_slowdown, ThrottleReason::sw_thermal,
+    ThrottleReason::hw_thermal, ThrottleReason::hw_power_brake};
+
+// The name clock_event_reason_names() gives the reason's bit ("sw_power_cap",
+// "hw_thermal_slowdown", ...).
+std::string_view throttle_reason_name(ThrottleReason reason);
+// The reason's bit in a clock_event_reasons() mask.
+std::uint64_t throttle_reason_bit(ThrottleReason reason);
+
+// GPM metrics between two samples (Hopper and newer). Activities are fractions 0..1.
+struct GpmMetrics {
+  double interval_seconds = 0;            // between the two samples
+  std::optional<double> sm_activity;      // share of SMs busy (NVML_GPM_METRIC_SM_UTIL)
+  std::optional<double> tensor_activity;  // share of time any tensor pipe was busy
+  std::optional<double> dram_activity;    // share of the peak DRAM bandwidth used
+  // Added for the monitor (same request, so no extra NVML call):
+  std::optional<double> graphics_activity;    // graphics engine busy (DCGM GR_ENGINE_ACTIVE)
+  std::optional<double> sm_occupancy;         // resident warps / the SMs' maximum
+  std::optional<double> fp64_activity;        // share of time the fp64 pipe was busy
+  std::optional<double> fp32_activity;        // ... the fp32 pipe
+  std::optional<double> fp16_activity;        // ... the fp16 pipe
+  std::optional<double> pcie_tx_bytes_per_s;  // the GPU's PCIe traffic out, mean over the pair
+  std::optional<double> pcie_rx_bytes_per_s;  // ... and in
+};
+
+// NVML's "utilization" (nvmlDeviceGetUtilizationRates). Both are duty cycles over the driver's
+// last sample period (1/6 s to 1 s): the share of time one or more kernels ran (gpu), or device
+// memory was read or written (memory). One busy SM reads as 100%; SM and tensor activity (GPM)
+// say how much of the GPU was used. Fractions 0..1.
+struct Utilization {
+  double gpu = 0;
+  double memory = 0;
+};
+
+// The field values the monitor reads each sample, from one nvmlDeviceGetFieldValues call; each
+// is absent when this GPU/driver does not report it.
+struct MonitorFields {
+  std::optional<double> power_instant_w;         // NVML_FI_DEV_POWER_INSTANT (GPU scope)
+  std::optional<double> power_average_w;         // NVML_FI_DEV_POWER_AVERAGE: over the last 1 s
+  std::optional<double> memory_temperature_c;    // NVML_FI_DEV_MEMORY_TEMP
+  std::optional<std::uint64_t> nvlink_tx_bytes;  // all links, since the driver loaded
+  std::optional<std::uint64_t> nvlink_rx_bytes;
+};
+
+// A process with a CUDA context on a GPU (nvmlDeviceGetComputeRunningProcesses_v3).
+struct GpuProcess {
+  unsigned pid = 0;                                // in the driver's PID namespace
+  std::optional<std::uint64_t> used_memory_bytes;  // absent where NVML cannot tell (Windows WDDM)
+};
+
+// A process's share of the GPU over the driver's last sample period
+// (nvmlDeviceGetProcessUtilization); fractions 0..1, duty cycles like Utilization.
+struct ProcessUtilization {
+  unsigned pid = 0;
+  std::uint64_t timestamp_us = 0;  // the driver's stamp, microseconds since 1970
+  double sm = 0;
+  double memory = 0;
+};
+
+enum class EccErrorType { corrected, uncorrected };
+
 // One MIG device: a compute instance inside a GPU instance.
 struct MigDevice {
   unsigned gpu_instance_id = 0;
@@ -91,6 +161,12 @@ class Device {
   Result<std::pair<double, double>> power_limit_range_w() const;  // {min, max}
   Result<double> total_energy_j() const;                          // since the driver was loaded
 
+  // Nanoseconds each reason has held the clocks down since the driver loaded, from NVML's
+  // field counters (one nvmlDeviceGetFieldValues call). A reason without a counter on this
+  // GPU/driver is absent from the map (hw_slowdown always is). Fails only when the call itself
+  // does (not_supported without nvmlDeviceGetFieldValues, gpu_lost, ...).
+  Result<std::map<ThrottleReason, std::uint64_t>> throttle_time_ns() const;
+
   Result<double> temperature_c() const;  // GPU core
   Result<double> memory_temperature_c() const;
   Result<double> temperature_threshold_c(TemperatureThreshold which) const;
@@ -107,14 +183,63 @@ class Device {
   // Every MIG device (GPU instance x compute instance). Empty when MIG is off.
   Result<std::vector<MigDevice>> mig_devices() const;
 
+  // Readings for the monitor (src/nvml/nvml_monitor_fields.cc).
+  Result<Utilization> utilization() const;
+  Result<double> fan_speed_fraction() const;  // the first fan's target speed, 0..1
+  // PCIe traffic {tx, rx} in bytes/s. NVML counts it over 20 ms *inside this call*: each call
+  // blocks for that long, so the monitor reads it rarely (GPM gives it for free on Hopper+).
+  Result<std::pair<double, double>> pcie_throughput_bytes_per_s() const;
+  // Volatile ECC error count (since the driver loaded) of that type.
+  Result<std::uint64_t> ecc_errors(EccErrorType type) const;
+  Result<MonitorFields> monitor_fields() const;
+  Result<std::vector<GpuProcess>> compute_processes() const;
+  // Samples newer than `since_us` (a timestamp_us from an earlier answer; 0 for all the driver
+  // keeps). Empty when there is none newer.
+  Result<std::vector<ProcessUtilization>> process_utilization(std::uint64_t since_us) const;
+
  private:
   friend class Session;
+  friend class GpmSampler;
   Device(const detail::Api* api, nvmlDevice_st* handle, unsigned index)
       : api_(api), handle_(handle), index_(index) {}
 
   const detail::Api* api_;
   nvmlDevice_st* handle_;
   unsigned index_;
+};
+
+// Takes GPM samples of one GPU, or of one MIG GPU instance, and returns the metrics between
+// consecutive samples. NVML wants the GPM calls of a device serialized: use one sampler per
+// device (or instance), from one thread. Frees its sample buffers when destroyed; REQUIRES: the
+// Session outlives it.
+class GpmSampler {
+ public:
+  // GPM needs the samples this far apart; a sample() sooner than that is not taken.
+  static constexpr std::chrono::milliseconds kMinInterval{100};
+
+  // Fails with not_supported when the GPU has no GPM or the driver lacks its functions.
+  static Result<std::unique_ptr<GpmSampler>> open(const Device& device,
+                                                  std::optional<unsigned> gpu_instance_id = {});
+  ~GpmSampler();
+  GpmSampler(const GpmSampler&) = delete;
+  GpmSampler& operator=(const GpmSampler&) = delete;
+
+  // Takes a sample stamped `now` and returns the metrics since the previous one; nullopt for the
+  // first sample, and (without sampling) when the previous sample is less than kMinInterval old.
+  // A metric the GPU does not report is absent.
+  Result<std::optional<GpmMetrics>> sample(
+      std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+
+ private:
+  GpmSampler(const Device& device, std::optional<unsigned> gpu_instance_id);
+  Status take(nvmlGpmSample_st* buffer);
+
+  const detail::Api* api_;
+  nvmlDevice_st* handle_;
+  std::optional<unsigned> gpu_instance_id_;
+  std::array<nvmlGpmSample_st*, 2> buffers_{};
+  int previous_ = -1;  // index of the buffer holding the previous sample; -1 before the first
+  std::chrono::steady_clock::time_point previous_time_;
 };
 
 // An initialized NVML. Opening loads the library and calls nvmlInit; destruction calls

@@ -12,6 +12,13 @@ using Runner = std::function<int()>;
 
 // Adds `info` to `app`; sets `runner` to run it when it was chosen.
 void add_info_command(CLI::App& app, Runner& runner);
+// Adds `burn`.
+void add_burn_command(CLI::App& app, Runner& runner);
+// Adds `monitor`.
+void add_monitor_command(CLI::App& app, Runner& runner);
+
+// Adds `report`.
+void add_report_command(CLI::App& app, Runner& runner);
 
 // Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
 int report_error(const Status& status);

@@ -1,0 +1,167 @@
+// `gpuscope monitor`: a sampling session, its sinks, and a command observed for its whole life.
+//
+//   Sink                 where ticks go: CSV, JSON lines, the SQLite store, the Prometheus
+//                        endpoint, the live terminal view; any combination at once
+//   run_monitor          samples until the command ends (or Ctrl-C, --duration, 'q'), feeding
+//                        every sink from one writer thread so a slow disk never delays sampling
+//   print_summary /      the summary for people / for programs ("kind": "gpuscope.monitor.summary")
+//   summary_to_json
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/nvml.h"
+#include "gpuscope/process.h"
+#include "gpuscope/status.h"
+#include "gpuscope/telemetry.h"
+
+namespace gpuscope::telemetry {
+
+// What every sink is told before the first tick.
+struct SessionInfo {
+  std::vector<GpuIdentity> gpus;
+  double started_unix_s = 0;
+  double interval_s = 0;
+  std::string host;
+  std::vector<std::string> command;  // the observed command; empty without one
+  std::string gpuscope_version;
+};
+
+// A destination for ticks. Called from one thread: begin, write per tick, end.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual std::string describe() const = 0;  // "CSV file out.csv"
+  virtual Status begin(const SessionInfo& session) = 0;
+  virtual Status write(const Tick& tick) = 0;
+  // Flushes and closes. `summary` is null when the session ends without one (the sink failed).
+  virtual Status end(const Summary* summary) = 0;
+};
+
+// Files are created (or truncated) when opened and locked against a second gpuscope writing
+// the same path: that one fails with io_error naming the file. Failures (no such directory,
+// permissions, disk full) are io_error with the system's words; rows written before a failure
+// stay in the file, and rows are flushed at least once a second.
+//
+// CSV: one row per GPU sample; columns unix_s, t_s, gpu, then every catalogue metric by name
+// (SI units); an empty cell is a reading absent at that sample.
+Result<std::unique_ptr<Sink>> open_csv_sink(const std::string& path);
+// JSON lines, "schema_version": kJsonlSchemaVersion: a "session" line, then a "sample" line per
+// GPU sample (metrics by name, processes when read), "gpu_lost" lines, and a last "summary".
+inline constexpr int kJsonlSchemaVersion = 1;
+Result<std::unique_ptr<Sink>> open_jsonl_sink(const std::string& path);
+
+// A JSON-lines file read back: its session, every sample (lost GPUs as samples with `lost`), in
+// file order, and the summary line if the session ended cleanly. io_error when unreadable,
+// data_error (with the line number) when it is not such a file.
+struct Recording {
+  SessionInfo session;
+  std::vector<GpuSample> samples;
+  std::optional<nlohmann::json> summary;
+};
+Result<Recording> read_recording(const std::string& path);
+// The SQLite results store (store.h): one run of kind "monitor" with its GPUs; samples are
+// committed at least every kStoreCommitInterval, so a SIGKILL loses at most that much. Several
+// monitors may write one store at once (each writes its own run). not_supported when this
+// gpuscope was built without SQLite.
+inline constexpr double kStoreCommitIntervalS = 0.5;
+Result<std::unique_ptr<Sink>> open_store_sink(const std::string& path);
+
+// The Prometheus text exposition (format 0.0.4) of the latest readings, with dcgm-exporter's
+// metric names and labels (gpu, UUID, pci_bus_id, device, modelName, Hostname). Metrics a GPU
+// does not report, and GPUs that are lost, are left out.
+class PrometheusExporter : public Sink {
+ public:
+  PrometheusExporter();
+  ~PrometheusExporter() override;
+  std::string describe() const override { return "Prometheus endpoint"; }
+  Status begin(const SessionInfo& session) override;
+  Status write(const Tick& tick) override;
+  Status end(const Summary* summary) override;
+  // Safe from any thread.
+  std::string render() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// A minimal HTTP/1.1 server for GET /metrics, one connection at a time (scrapers are few).
+class MetricsServer {
+ public:
+  // `address` is "[HOST:]PORT" ("9400", "0.0.0.0:9400", "[::1]:9400"); HOST defaults to
+  // 127.0.0.1 so nothing is exposed beyond this machine unless asked; PORT 0 picks a free port.
+  // Fails with invalid_argument for a malformed address, io_error when it cannot bind.
+  static Result<std::unique_ptr<MetricsServer>> start(const std::string& address,
+                                                      const PrometheusExporter& exporter);
+  ~MetricsServer();  // stops serving
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+  std::string bound_address() const;  // "127.0.0.1:9400"
+  int port() const;
+
+ private:
+  struct State;
+  explicit MetricsServer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+enum class View {
+  none,   // only the sinks (and the summary at the end)
+  lines,  // a line per GPU per second on `out`, like nvidia-smi dmon
+  live,   // the ncurses live view (needs a terminal)
+};
+
+struct MonitorOptions {
+  SamplerOptions sampler;
+  std::optional<std::string> csv_path, jsonl_path, store_path;
+  std::optional<std::string> listen;  // "[HOST:]PORT"
+  View view = View::none;
+  std::optional<double> duration_s;  // only without a command
+  // Run directly (no shell), sampled for its whole life; SIGINT/SIGTERM are forwarded to it.
+  std::vector<std::string> command;
+};
+
+struct CommandOutcome {
+  std::vector<std::string> argv;
+  unsigned pid = 0;
+  ProcessExit exit;
+};
+
+struct MonitorResult {
+  Summary summary;
+  std::optional<CommandOutcome> command;
+  // Sinks that failed during the session ("CSV file out.csv: ... No space left on device;
+  // 1234 rows written before are kept"). The others and the command went on.
+  std::vector<std::string> sink_failures;
+  bool interrupted = false;              // ended by SIGINT/SIGTERM (without a command)
+  std::optional<std::string> listening;  // where /metrics was served
+};
+
+// Whether `argv` can be started (argv[0] a path, or a name in $PATH): not_found /
+// permission_denied with "cannot run ..." otherwise. run_monitor checks it too; callers use it
+// to answer like a shell (127 / 126).
+Status check_command(const std::vector<std::string>& argv);
+
+// Runs a session. Fails before anything runs with invalid_argument (options, GPUs), not_found /
+// permission_denied (the command does not exist / is not executable), io_error (a sink cannot
+// be created, is locked by another monitor, the port cannot be bound), not_supported (a sink
+// this build lacks). Once sampling has started it returns a MonitorResult: a command always
+// runs to its end, whatever happens to the sinks or GPUs. Warnings (a GPU lost, a sink that
+// failed) go to `err` as they happen (after the live view closes, with the live view).
+Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOptions& options,
+                                  std::ostream& out, std::ostream& err);
+
+// The summary for people: per GPU energy (J and Wh), average and peak power, peak memory,
+// time-weighted SM/tensor activity, the NVML duty cycle (labelled as such), time throttled by
+// reason, whether the command used it; then the sampler's own cost.
+void print_summary(const MonitorResult& result, std::ostream& out);
+// {"kind": "gpuscope.monitor.summary", "schema_version": 1, ...}; units in the key names.
+nlohmann::json summary_to_json(const MonitorResult& result);
+
+}  // namespace gpuscope::telemetry

@@ -1,0 +1,233 @@
+// Runs the workers (one thread each, waiting on its child), the telemetry sampler, and the
+// progress callback; then aggregates.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "burn/aggregate.h"
+#include "burn/telemetry.h"
+#include "gpuscope/burn.h"
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/process.h"
+#include "gpuscope/version.h"
+
+namespace gpuscope::burn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kStderrLinesKept = 20;
+constexpr auto kProgressPeriod = std::chrono::milliseconds(250);
+
+// One worker while it runs; the thread waiting on it writes, the calling thread reads.
+struct Live {
+  std::mutex mutex;
+  detail::WorkerRun run;
+  bool finished = false;
+};
+
+std::vector<Precision> planned_precisions(const Options& options) {
+  if (!options.precisions.empty()) return options.precisions;
+  return {kAllPrecisions.begin(), kAllPrecisions.end()};
+}
+
+std::vector<std::string> planned_phases(const Options& options) {
+  std::vector<std::string> phases;
+  for (Precision p : planned_precisions(options)) phases.emplace_back(precision_name(p));
+  if (options.memory) phases.emplace_back("memory");
+  if (options.host_link) phases.emplace_back("host link");
+  return phases;
+}
+
+// A limit no healthy worker reaches: setup and algorithm timing take seconds per precision, the
+// host-link sweep about a minute on a PCIe Gen4 GPU.
+double default_timeout(const Options& options) {
+  const auto precisions = static_cast<double>(planned_precisions(options).size());
+  return 300 + precisions * (2 * options.duration_seconds + 120) + (options.memory ? 120 : 0) +
+         (options.host_link ? 300 : 0);
+}
+
+// Where a worker is, from what it has said so far.
+TargetProgress progress_of(const std::string& label, const detail::WorkerRun& run, bool finished,
+                           const std::vector<std::string>& phases) {
+  const detail::WorkerStream& s = run.stream;
+  TargetProgress p;
+  p.label = label;
+  p.steps = static_cast<int>(phases.size());
+  p.finished = finished;
+  auto at = [&](const std::string& phase) {
+    p.phase = phase;
+    const auto it = std::find(phases.begin(), phases.end(), phase);
+    p.step = it == phases.end() ? p.steps : static_cast<int>(it - phases.begin()) + 1;
+  };
+  auto after = [&](const std::string& phase) {
+    const auto it = std::find(phases.begin(), phases.end(), phase);
+    if (it == phases.end() || it + 1 == phases.end()) {
+      at("finishing");
+    } else {
+      at(*(it + 1));
+    }
+  };
+  if (finished) {
+    at("done");
+    p.failed = !run.start_status.ok() || !run.exit ||
+               (run.exit->exit_code != kExitOk && run.exit->exit_code != kExitInterrupted);
+    return p;
+  }
+  if (s.last_type.empty()) {
+    p.phase = "starting";
+    return p;
+  }
+  if (s.done) {  // reported everything; the process is exiting
+    at("finishing");
+    return p;
+  }
+  if (s.last_type == "memory_bw") {
+    at("memory");
+    return p;
+  }
+  if (s.last_type == "host_link" || s.last_type == "overlap") {
+    at("host link");
+    return p;
+  }
+  if (s.last_type == "skipped" && !s.skipped.empty()) {
+    const std::string& what = s.skipped.back().what;
+    after(what == "host_link" || what == "overlap" ? "host link" : what);
+    return p;
+  }
+  if (!s.last_precision) {
+    at(phases.empty() ? "starting" : phases.front());
+    return p;
+  }
+  const std::string current(precision_name(*s.last_precision));
+  if (s.last_type == "gemm_result" || s.last_type == "error") {
+    after(current);
+    return p;
+  }
+  at(current);
+  if (s.last_progress && s.last_progress->precision == *s.last_precision) {
+    p.elapsed_seconds = s.last_progress->elapsed_seconds;
+    p.fraction = s.last_progress->fraction;
+  }
+  return p;
+}
+
+std::string hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return {};
+  return name;
+}
+
+}  // namespace
+
+Result<Report> run(const nvml::Session& session, const SystemInfo& info, const Plan& plan,
+                   const Options& options, const ProgressCallback& progress) {
+  if (plan.targets.empty()) return Status(Code::no_device, "no GPU to burn");
+  // A missing worker is a broken installation, not a wrong argument: io_error.
+  std::string worker = options.worker;
+  if (worker.empty()) {
+    Result<std::string> located = locate_worker();
+    if (!located.ok()) return Status(Code::io_error, located.status().message());
+    worker = *located;
+  } else if (access(worker.c_str(), X_OK) != 0) {
+    return Status(Code::io_error,
+                  fmt::format("the burn worker {} is not an executable file", worker));
+  }
+
+  std::unique_ptr<InterruptForwarding> forwarding;
+  if (options.forward_interrupts) {
+    GPUSCOPE_ASSIGN_OR_RETURN(forwarding, InterruptForwarding::install());
+  }
+
+  const Clock::time_point origin = Clock::now();
+  detail::TelemetrySampler sampler(session, detail::sampled_gpus(plan), origin);
+  sampler.start(options.sample_interval_seconds);
+
+  const std::vector<std::string> phases = planned_phases(options);
+  std::vector<std::string> argv = {worker};
+  for (std::string& arg : worker_arguments(options)) argv.push_back(std::move(arg));
+  const double timeout = options.worker_timeout_seconds.value_or(default_timeout(options));
+
+  std::vector<std::unique_ptr<Live>> live;
+  std::vector<std::thread> threads;
+  for (const Target& target : plan.targets) {
+    live.push_back(std::make_unique<Live>());
+    Live& state = *live.back();
+    ProcessOptions po;
+    po.argv = argv;
+    po.set_env = {{"CUDA_VISIBLE_DEVICES", target.visible_devices}};
+    po.own_process_group = true;  // Ctrl-C reaches the workers once, through the forwarding
+    po.forward_interrupts = options.forward_interrupts;
+    po.timeout_seconds = timeout;
+    po.stderr_mode = StderrMode::lines;
+    po.on_stdout_line = [&state, origin](std::string_view line) {
+      const double t = std::chrono::duration<double>(Clock::now() - origin).count();
+      std::lock_guard lock(state.mutex);
+      (void)detail::add_line(state.run.stream, line, t);  // bad lines are counted in the stream
+    };
+    po.on_stderr_line = [&state](std::string_view line) {
+      std::lock_guard lock(state.mutex);
+      state.run.stderr_tail.emplace_back(line);
+      if (state.run.stderr_tail.size() > kStderrLinesKept) state.run.stderr_tail.pop_front();
+    };
+    threads.emplace_back([&state, po = std::move(po)]() mutable {
+      Result<ProcessExit> exit = run_process(std::move(po));
+      std::lock_guard lock(state.mutex);
+      if (exit.ok()) {
+        state.run.exit = *exit;
+      } else {
+        state.run.start_status = exit.status();
+      }
+      state.finished = true;
+    });
+  }
+
+  for (;;) {
+    Progress snapshot;
+    snapshot.elapsed_seconds = std::chrono::duration<double>(Clock::now() - origin).count();
+    snapshot.interrupted = forwarding && InterruptForwarding::signals_received() > 0;
+    bool all_finished = true;
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      std::lock_guard lock(live[i]->mutex);
+      all_finished = all_finished && live[i]->finished;
+      snapshot.targets.push_back(
+          progress_of(plan.targets[i].label, live[i]->run, live[i]->finished, phases));
+    }
+    if (progress) progress(snapshot);
+    if (all_finished) break;
+    std::this_thread::sleep_for(kProgressPeriod);
+  }
+  for (std::thread& t : threads) t.join();
+  sampler.stop();
+
+  Report report;
+  report.gpuscope_version = std::string(version());
+  report.hostname = info.hostname.empty() ? hostname() : info.hostname;
+  report.driver_version = info.driver_version;
+  report.cuda_driver_version = info.cuda_driver_version;
+  report.options = options;
+  report.worker = worker;
+  report.interrupted = forwarding && InterruptForwarding::signals_received() > 0;
+  report.wall_seconds = std::chrono::duration<double>(Clock::now() - origin).count();
+
+  detail::AggregateContext context;
+  context.precisions = planned_precisions(options);
+  context.interrupted = report.interrupted;
+  for (std::size_t i = 0; i < plan.targets.size(); ++i) {
+    const Target& target = plan.targets[i];
+    const detail::GpuTelemetry* telemetry = nullptr;
+    for (const detail::GpuTelemetry& g : sampler.telemetry()) {
+      if (g.gpu_index == target.gpu_index) telemetry = &g;
+    }
+    context.targets_on_gpu = static_cast<int>(
+        std::count_if(plan.targets.begin(), plan.targets.end(),
+                      [&](const Target& t) { return t.gpu_index == target.gpu_index; }));
+    report.targets.push_back(detail::aggregate_target(target, live[i]->run, telemetry, context));
+  }
+  return report;
+}
+
+}  // namespace gpuscope::burn

@@ -1,0 +1,29 @@
+// The JSON outputs of gpuscope commands, read as store records (read_result_file dispatches).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpuscope/status.h"
+#include "gpuscope/store.h"
+
+namespace gpuscope::store::detail {
+
+// `gpuscope info --json` (schema 1): one "info" run whose GPUs carry identity, limits, peak
+// rates, and their whole info record in details.
+Result<RunData> run_from_info_json(const nlohmann::json& info);
+
+// `gpuscope burn --json` (schema 1): one "burn" run, a GPU record per target (GPU or MIG
+// instance) whose peak rates are the ones burn compared with.
+Result<RunData> run_from_burn_json(const nlohmann::json& report);
+
+// gpuscope-burn-worker's JSON lines (protocol 1), one object per line: one "burn" run of one
+// GPU. Lines of other protocol versions are refused (data_error).
+Result<RunData> run_from_burn_worker_lines(const std::vector<nlohmann::json>& lines);
+
+// `gpuscope monitor --jsonl` (schema 1): one "monitor" run, a telemetry series per GPU and
+// metric. REQUIRES: lines not empty, the first the "session" line.
+Result<RunData> run_from_monitor_lines(const std::vector<nlohmann::json>& lines);
+
+}  // namespace gpuscope::store::detail

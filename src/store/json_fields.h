@@ -1,0 +1,99 @@
+// Reading typed fields out of a JSON object with one error for the whole record: the first
+// missing or mistyped field, named by its path ("runs[0].gpus[1].power_limit_w").
+#pragma once
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::store::detail {
+
+class JsonFields {
+ public:
+  JsonFields(const nlohmann::json& object, std::string where)
+      : object_(object), where_(std::move(where)) {
+    if (!object_.is_object()) fail("", "expected an object");
+  }
+
+  // The first problem found, or ok.
+  const Status& status() const { return status_; }
+  const std::string& where() const { return where_; }
+
+  std::optional<std::string> opt_text(const char* key) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_string()) {
+      fail(key, "expected a string");
+      return std::nullopt;
+    }
+    return v->get<std::string>();
+  }
+  std::string text(const char* key) {
+    auto v = opt_text(key);
+    if (!v && !has(key)) fail(key, "missing");
+    return v.value_or("");
+  }
+  std::optional<double> opt_number(const char* key) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number()) {
+      fail(key, "expected a number");
+      return std::nullopt;
+    }
+    return v->get<double>();
+  }
+  double number(const char* key) {
+    auto v = opt_number(key);
+    if (!v && !has(key)) fail(key, "missing");
+    return v.value_or(0);
+  }
+  std::optional<int> opt_int(const char* key) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number_integer()) {
+      fail(key, "expected an integer");
+      return std::nullopt;
+    }
+    return v->get<int>();
+  }
+  std::optional<bool> opt_bool(const char* key) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_boolean()) {
+      fail(key, "expected true or false");
+      return std::nullopt;
+    }
+    return v->get<bool>();
+  }
+  // An object or array member, or a null json when absent (null counts as absent).
+  const nlohmann::json& member(const char* key) {
+    const nlohmann::json* v = find(key);
+    return v == nullptr ? null_ : *v;
+  }
+  bool has(const char* key) const { return find(key) != nullptr; }
+
+  void fail(std::string_view key, std::string_view why) {
+    if (!status_.ok()) return;
+    status_ = Status(Code::data_error, key.empty() ? fmt::format("{}: {}", where_, why)
+                                                   : fmt::format("{}.{}: {}", where_, key, why));
+  }
+
+ private:
+  const nlohmann::json* find(const char* key) const {
+    if (!object_.is_object()) return nullptr;
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+
+  const nlohmann::json& object_;
+  std::string where_;
+  Status status_;
+  inline static const nlohmann::json null_{};
+};
+
+}  // namespace gpuscope::store::detail

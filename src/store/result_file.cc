@@ -1,0 +1,93 @@
+// read_result_file: whichever JSON a gpuscope command wrote, as runs.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gpuscope/store.h"
+#include "store/importers.h"
+
+namespace gpuscope::store {
+namespace {
+
+using nlohmann::json;
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::io_error, fmt::format("cannot read {}", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status(Code::io_error, fmt::format("error while reading {}", path));
+  return text.str();
+}
+
+// JSON lines: every non-empty line one object. Empty when the text is not that.
+std::vector<json> parse_json_lines(const std::string& text) {
+  std::vector<json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) return {};
+    lines.push_back(std::move(parsed));
+  }
+  return lines;
+}
+
+Result<std::vector<RunData>> runs_from_text(const std::string& text) {
+  json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!document.is_discarded() && document.is_object() && !document.contains("v")) {
+    return runs_from_document(document);
+  }
+  std::vector<json> lines = parse_json_lines(text);
+  if (!lines.empty() && lines.front().value("kind", "") == "gpuscope.monitor") {
+    GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_monitor_lines(lines));
+    return std::vector<RunData>{std::move(run)};
+  }
+  if (!lines.empty() && lines.front().contains("v") && lines.front().contains("type")) {
+    GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_burn_worker_lines(lines));
+    return std::vector<RunData>{std::move(run)};
+  }
+  return Status(Code::data_error,
+                "neither a gpuscope JSON document nor gpuscope-burn-worker JSON lines");
+}
+
+}  // namespace
+
+Result<std::vector<RunData>> runs_from_document(const json& document) {
+  std::string kind = document.is_object() ? document.value("kind", "") : "";
+  if (kind == "gpuscope.records") return runs_from_json(document);
+  if (kind == "gpuscope.burn") {
+    GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_burn_json(document));
+    return std::vector<RunData>{std::move(run)};
+  }
+  if (kind == "gpuscope.monitor") {  // a monitor file of its session line alone
+    GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_monitor_lines({document}));
+    return std::vector<RunData>{std::move(run)};
+  }
+  if (kind == "gpuscope.info") {
+    GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_info_json(document));
+    return std::vector<RunData>{std::move(run)};
+  }
+  return Status(Code::data_error,
+                kind.empty() ? std::string("a JSON document without a gpuscope \"kind\"")
+                             : fmt::format("a JSON document of kind '{}', which gpuscope does "
+                                           "not report on",
+                                           kind));
+}
+
+Result<std::vector<RunData>> read_result_file(const std::string& path) {
+  GPUSCOPE_ASSIGN_OR_RETURN(std::string text, read_text(path));
+  auto runs = runs_from_text(text);
+  if (!runs.ok()) return runs.status().with_context(path);
+  std::string stem = std::filesystem::path(path).stem().string();
+  for (RunData& data : *runs) {
+    data.source = path;
+    if (!data.run.label && data.run.started_unix_s == 0) data.run.label = stem;
+  }
+  return runs;
+}
+
+}  // namespace gpuscope::store

@@ -1,0 +1,261 @@
+#include "store/sqlite_db.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <utility>
+
+namespace gpuscope::detail {
+namespace {
+
+Code code_for(int rc) {
+  switch (rc & 0xff) {  // the primary code of an extended one
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+      return Code::ok;
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+    case SQLITE_FORMAT:
+    case SQLITE_MISMATCH:
+      return Code::data_error;
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return rc == SQLITE_IOERR_NOMEM ? Code::out_of_memory : Code::io_error;
+    case SQLITE_NOMEM:
+      return Code::out_of_memory;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Code::timeout;
+    case SQLITE_CONSTRAINT:
+    case SQLITE_RANGE:
+    case SQLITE_TOOBIG:
+      return Code::invalid_argument;
+    case SQLITE_INTERRUPT:
+      return Code::cancelled;
+    default:
+      return Code::internal;
+  }
+}
+
+}  // namespace
+
+ApiError ApiErrorTraits<store::detail::SqliteResult>::describe(store::detail::SqliteResult result) {
+  ApiError error;
+  error.code = code_for(result.code);
+  error.ok = error.code == Code::ok;
+  if (error.ok) return error;
+  std::string_view generic = sqlite3_errstr(result.code);
+  error.library_message = generic;
+  // The connection's message is specific ("no such table: runs", "UNIQUE constraint failed:
+  // gpus.run_id, gpus.gpu") when it belongs to this failure; it repeats the generic text
+  // otherwise.
+  if (result.db != nullptr && sqlite3_errcode(result.db) != SQLITE_OK) {
+    std::string_view specific = sqlite3_errmsg(result.db);
+    if (specific != generic) error.library_message = fmt::format("{}: {}", generic, specific);
+  }
+  if (result.code == SQLITE_FULL || (result.code & 0xff) == SQLITE_FULL) {
+    error.library_message += " (the disk, or the store's size limit, is full)";
+  }
+  return error;
+}
+
+}  // namespace gpuscope::detail
+
+namespace gpuscope::store::detail {
+
+// --- Database ---------------------------------------------------------------------------------
+
+Result<std::unique_ptr<Database>> Database::open(const std::string& path, Mode mode) {
+  if (mode != Mode::read_write_create) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      return Status(ec ? Code::io_error : Code::not_found,
+                    ec ? fmt::format("cannot reach {}: {}", path, ec.message())
+                       : fmt::format("{} does not exist", path));
+    }
+  }
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  switch (mode) {
+    case Mode::read_only:
+      flags |= SQLITE_OPEN_READONLY;
+      break;
+    case Mode::read_write:
+      flags |= SQLITE_OPEN_READWRITE;
+      break;
+    case Mode::read_write_create:
+      flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+      break;
+  }
+  sqlite3* db = nullptr;
+  Status opened = GPUSCOPE_SQLITE_CHECK(db, sqlite3_open_v2(path.c_str(), &db, flags, nullptr));
+  if (!opened.ok()) {
+    sqlite3_close_v2(db);  // a handle is returned even on failure
+    return opened.with_context(fmt::format("cannot open {}", path));
+  }
+  auto database = std::unique_ptr<Database>(new Database(db));
+  // Another gpuscope writing the same store holds the lock for one transaction: wait for it.
+  GPUSCOPE_RETURN_IF_ERROR(GPUSCOPE_SQLITE_CHECK(db, sqlite3_busy_timeout(db, 10000)));
+  return database;
+}
+
+Database::~Database() {
+  sqlite3_close_v2(db_);  // finalizes nothing itself: every Statement is RAII and gone by now
+}
+
+Status Database::exec(std::string_view sql) {
+  std::string text(sql);
+  return GPUSCOPE_SQLITE_CHECK(db_, sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr));
+}
+
+Result<Statement> Database::prepare(std::string_view sql) const {
+  sqlite3_stmt* stmt = nullptr;
+  Status prepared = GPUSCOPE_SQLITE_CHECK(
+      db_, sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr));
+  if (!prepared.ok()) {
+    sqlite3_finalize(stmt);
+    return prepared;
+  }
+  return Statement(db_, stmt);
+}
+
+Result<std::int64_t> Database::query_int(std::string_view sql) const {
+  GPUSCOPE_ASSIGN_OR_RETURN(Statement stmt, prepare(sql));
+  GPUSCOPE_ASSIGN_OR_RETURN(bool row, stmt.step());
+  return row ? stmt.int64(0) : std::int64_t{0};
+}
+
+Result<std::string> Database::query_text(std::string_view sql) const {
+  GPUSCOPE_ASSIGN_OR_RETURN(Statement stmt, prepare(sql));
+  GPUSCOPE_ASSIGN_OR_RETURN(bool row, stmt.step());
+  return row ? stmt.text(0) : std::string();
+}
+
+// --- Statement --------------------------------------------------------------------------------
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      bind_status_(std::move(other.bind_status_)) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = other.db_;
+    stmt_ = std::exchange(other.stmt_, nullptr);
+    bind_status_ = std::move(other.bind_status_);
+  }
+  return *this;
+}
+
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
+
+void Statement::keep_first_error(int rc, const char* what) {
+  if (rc == SQLITE_OK || !bind_status_.ok()) return;
+  bind_status_ = gpuscope::detail::api_status(SqliteResult{rc, db_}, what, __FILE__, __LINE__);
+}
+
+Statement& Statement::bind(int index, std::int64_t value) {
+  keep_first_error(sqlite3_bind_int64(stmt_, index, value), "sqlite3_bind_int64");
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  keep_first_error(sqlite3_bind_double(stmt_, index, value), "sqlite3_bind_double");
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view text) {
+  keep_first_error(
+      sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+      "sqlite3_bind_text64");
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  keep_first_error(sqlite3_bind_null(stmt_, index), "sqlite3_bind_null");
+  return *this;
+}
+
+Result<bool> Statement::step() {
+  if (!bind_status_.ok()) return bind_status_;
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return GPUSCOPE_SQLITE_CHECK(db_, rc).with_context(sqlite3_sql(stmt_));
+}
+
+Status Statement::run() {
+  for (;;) {
+    GPUSCOPE_ASSIGN_OR_RETURN(bool row, step());
+    if (!row) break;
+  }
+  reset();
+  return Status{};
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  bind_status_ = Status{};
+}
+
+bool Statement::is_null(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+std::int64_t Statement::int64(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
+
+double Statement::real(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
+
+std::string Statement::text(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+std::optional<std::int64_t> Statement::optional_int64(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return int64(column);
+}
+
+std::optional<double> Statement::optional_real(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return real(column);
+}
+
+std::optional<std::string> Statement::optional_text(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return text(column);
+}
+
+// --- Transaction ------------------------------------------------------------------------------
+
+Result<Transaction> Transaction::begin(Database& db) {
+  GPUSCOPE_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE"));
+  return Transaction(&db);
+}
+
+Transaction::~Transaction() {
+  if (db_ != nullptr) (void)db_->exec("ROLLBACK");  // nothing to report: the caller failed first
+}
+
+Status Transaction::commit() {
+  Database* db = std::exchange(db_, nullptr);
+  Status committed = db->exec("COMMIT");
+  if (!committed.ok()) (void)db->exec("ROLLBACK");
+  return committed;
+}
+
+}  // namespace gpuscope::store::detail

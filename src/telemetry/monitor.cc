@@ -1,0 +1,273 @@
+// run_monitor: opens everything that can fail before anything runs (sinks, the endpoint, the
+// command's program), then samples for the command's whole life (or until Ctrl-C, --duration,
+// 'q'), and ends every sink with the summary.
+//
+// Threads: the sampler's (NVML only), the writer's (sinks, summary, live state), a waiter for
+// the command (reads its output, reaps it), the HTTP server's, and this one (the live view, or a
+// wait loop).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <ostream>
+#include <thread>
+
+#include "gpuscope/monitor.h"
+#include "gpuscope/version.h"
+#include "telemetry/lines_sink.h"
+#include "telemetry/live_state.h"
+#include "telemetry/live_view.h"
+#include "telemetry/process_tree.h"
+#include "telemetry/recorder.h"
+
+namespace gpuscope::telemetry {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+Status validate(const MonitorOptions& o) {
+  if (!o.command.empty() && o.duration_s) {
+    return Status(Code::invalid_argument,
+                  "--duration applies only without a command (the command's life is the span)");
+  }
+  if (o.duration_s && !(*o.duration_s > 0)) {
+    return Status(Code::invalid_argument, "--duration must be more than 0 seconds");
+  }
+  return Status{};
+}
+
+// The sinks the options ask for, each opened (files created and locked, port bound).
+struct OpenedSinks {
+  std::vector<std::unique_ptr<Sink>> sinks;
+  PrometheusExporter* exporter = nullptr;
+  std::unique_ptr<MetricsServer> server;
+};
+
+Result<OpenedSinks> open_sinks(const MonitorOptions& o, std::ostream& out) {
+  OpenedSinks opened;
+  if (o.csv_path) {
+    GPUSCOPE_ASSIGN_OR_RETURN(auto sink, open_csv_sink(*o.csv_path));
+    opened.sinks.push_back(std::move(sink));
+  }
+  if (o.jsonl_path) {
+    GPUSCOPE_ASSIGN_OR_RETURN(auto sink, open_jsonl_sink(*o.jsonl_path));
+    opened.sinks.push_back(std::move(sink));
+  }
+  if (o.store_path) {
+    GPUSCOPE_ASSIGN_OR_RETURN(auto sink, open_store_sink(*o.store_path));
+    opened.sinks.push_back(std::move(sink));
+  }
+  if (o.listen) {
+    auto exporter = std::make_unique<PrometheusExporter>();
+    GPUSCOPE_ASSIGN_OR_RETURN(opened.server, MetricsServer::start(*o.listen, *exporter));
+    opened.exporter = exporter.get();
+    opened.sinks.push_back(std::move(exporter));
+  }
+  if (o.view == View::lines) opened.sinks.push_back(detail::make_lines_sink(out));
+  return opened;
+}
+
+// Warnings from the writer thread: printed at once, or held while the live view owns the screen.
+class Warnings {
+ public:
+  explicit Warnings(std::ostream& err) : err_(err) {}
+  void warn(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    if (live_ != nullptr) {
+      live_->add_message(text);
+      held_.push_back(text);
+    } else {
+      err_ << "gpuscope: warning: " << text << '\n' << std::flush;
+    }
+  }
+  void hold_for(detail::LiveState* live) {
+    std::lock_guard lock(mutex_);
+    live_ = live;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    live_ = nullptr;
+    for (const std::string& text : held_) err_ << "gpuscope: warning: " << text << '\n';
+    held_.clear();
+    err_.flush();
+  }
+
+ private:
+  std::ostream& err_;
+  std::mutex mutex_;
+  detail::LiveState* live_ = nullptr;
+  std::vector<std::string> held_;
+};
+
+// The observed command, started and waited for on its own thread.
+class Command {
+ public:
+  Status start(const std::vector<std::string>& argv, detail::LiveState* live, std::ostream& out) {
+    ProcessOptions po;
+    po.argv = argv;
+    po.own_process_group = true;  // a terminal's Ctrl-C reaches us, and we forward it once
+    po.forward_interrupts = true;
+    po.linger_seconds = 0.5;
+    if (live != nullptr) {
+      // While the live view owns the screen, the command's lines go to its output pane; after
+      // the view closes ('q' before the command ended), straight to our stdout.
+      live_ = live;
+      auto sink = [this, &out](std::string_view line) {
+        if (view_open_) {
+          live_->add_output(std::string(line));
+        } else {
+          std::lock_guard lock(out_mutex_);
+          out << line << '\n' << std::flush;
+        }
+      };
+      po.on_stdout_line = sink;
+      po.stderr_mode = StderrMode::lines;
+      po.on_stderr_line = sink;
+    }
+    GPUSCOPE_ASSIGN_OR_RETURN(child_, ChildProcess::start(std::move(po)));
+    pid_ = child_->pid();
+    waiter_ = std::thread([this] {
+      exit_ = child_->wait();
+      done_ = true;
+    });
+    return Status{};
+  }
+  ~Command() {
+    if (waiter_.joinable()) waiter_.join();
+  }
+  pid_t pid() const { return pid_; }
+  bool done() const { return done_; }
+  void view_closed() { view_open_ = false; }
+  Result<ProcessExit> join() {
+    if (waiter_.joinable()) waiter_.join();
+    return exit_;
+  }
+
+ private:
+  std::unique_ptr<ChildProcess> child_;
+  pid_t pid_ = 0;
+  std::thread waiter_;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> view_open_{true};
+  detail::LiveState* live_ = nullptr;
+  std::mutex out_mutex_;
+  Result<ProcessExit> exit_ = Status(Code::internal, "the command was not waited for");
+};
+
+}  // namespace
+
+Status check_command(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Status(Code::invalid_argument, "no command given");
+  return detail::check_program(argv.front());
+}
+
+Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOptions& o,
+                                  std::ostream& out, std::ostream& err) {
+  GPUSCOPE_RETURN_IF_ERROR(validate(o));
+  const bool with_command = !o.command.empty();
+  if (with_command) GPUSCOPE_RETURN_IF_ERROR(detail::check_program(o.command.front()));
+  GPUSCOPE_ASSIGN_OR_RETURN(auto sampler, Sampler::open(session, o.sampler));
+  GPUSCOPE_ASSIGN_OR_RETURN(OpenedSinks opened, open_sinks(o, out));
+
+  SessionInfo info;
+  info.gpus = sampler->gpus();
+  info.started_unix_s = sampler->origin_unix_s();
+  info.interval_s = std::chrono::duration<double>(o.sampler.interval).count();
+  info.host = host_name();
+  info.command = o.command;
+  info.gpuscope_version = std::string(version());
+  for (auto& sink : opened.sinks) {
+    Status status = sink->begin(info);
+    if (!status.ok()) return status.with_context(sink->describe());
+  }
+
+  MonitorResult result;
+  if (opened.server) result.listening = opened.server->bound_address();
+  std::unique_ptr<detail::LiveState> live;
+  if (o.view == View::live) {
+    live = std::make_unique<detail::LiveState>(info.gpus, info.interval_s, o.command,
+                                               result.listening.value_or(""));
+  }
+
+  // Interrupts: forwarded to the command, or (without one) the way to stop. Another part of this
+  // process may hold the forwarding already (tests); then the default handlers stay.
+  auto forwarding = InterruptForwarding::install();
+  const int signals_before = InterruptForwarding::signals_received();
+
+  std::atomic<pid_t> command_pid{0};
+  std::function<bool(unsigned)> is_command_pid;
+  if (with_command) {
+    is_command_pid = [&command_pid](unsigned pid) {
+      const pid_t root = command_pid.load();
+      return root > 0 && detail::descends_from(static_cast<pid_t>(pid), root);
+    };
+  }
+  Warnings warnings(err);
+  if (live) warnings.hold_for(live.get());
+  detail::Recorder recorder(
+      std::move(opened.sinks),
+      SummaryBuilder(info.gpus, info.started_unix_s, info.interval_s, is_command_pid), live.get(),
+      [&warnings](const std::string& t) { warnings.warn(t); });
+  recorder.start();
+  const Clock::time_point started = Clock::now();
+  sampler->start([&recorder](Tick&& tick) { recorder.push(std::move(tick)); });
+
+  Command command;
+  if (with_command) {
+    Status started_ok = command.start(o.command, live.get(), out);
+    if (!started_ok.ok()) {
+      sampler->stop();
+      (void)recorder.finish(std::chrono::duration<double>(Clock::now() - started).count());
+      warnings.release();
+      return started_ok;
+    }
+    command_pid = command.pid();
+  }
+
+  auto should_stop = [&] {
+    if (with_command) return command.done();
+    if (InterruptForwarding::signals_received() > signals_before) return true;
+    if (o.duration_s && Clock::now() - started >= std::chrono::duration<double>(*o.duration_s)) {
+      return true;
+    }
+    return sampler->all_lost() || recorder.any_sink_failed();
+  };
+
+  bool keep_waiting = true;
+  if (live) {
+    auto quit = detail::run_live_view(*live, should_stop);
+    command.view_closed();
+    warnings.release();
+    if (!quit.ok()) {
+      err << "gpuscope: warning: " << quit.status().message() << '\n';
+    } else if (*quit && with_command && !command.done()) {
+      err << "gpuscope: live view closed; sampling until the command ends (Ctrl-C interrupts "
+             "it)\n";
+    } else if (*quit) {
+      keep_waiting = false;  // 'q' ends a session without a command
+    }
+  }
+  while (keep_waiting && !should_stop()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+
+  sampler->stop();
+  const double wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+  result.summary = recorder.finish(wall_s, sampler->reading_costs());
+  result.sink_failures = recorder.failures();
+  result.interrupted = !with_command && InterruptForwarding::signals_received() > signals_before;
+  if (with_command) {
+    auto exit = command.join();
+    if (!exit.ok()) return exit.status();
+    result.command = CommandOutcome{o.command, static_cast<unsigned>(command.pid()), *exit};
+  }
+  return result;
+}
+
+}  // namespace gpuscope::telemetry

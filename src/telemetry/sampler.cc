@@ -1,0 +1,250 @@
+// The sampling thread: one round over every GPU per interval.
+//
+// Rounds are scheduled at start + k x interval. GPM pairs are formed on those scheduled times
+// rather than on the moments the thread woke up: at a 100 ms interval the wake-up jitter (tens
+// of microseconds either way) would otherwise put every other pair just under GPM's 100 ms
+// minimum, and GPM would be read every 200 ms.
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "gpuscope/telemetry.h"
+#include "telemetry/gpu_reader.h"
+
+namespace gpuscope::telemetry {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Result<nvml::Device> find_gpu(const nvml::Session& session, const std::string& which,
+                              unsigned count) {
+  if (all_digits(which)) {
+    const unsigned long index = std::stoul(which);
+    if (index >= count) {
+      return Status(
+          Code::invalid_argument,
+          fmt::format("there is no GPU {} (this machine has {} GPU{}{})", which, count,
+                      count == 1 ? "" : "s", count == 0 ? "" : fmt::format(": 0..{}", count - 1)));
+    }
+    return session.device_by_index(static_cast<unsigned>(index));
+  }
+  auto device = session.device_by_uuid(which);
+  if (!device.ok() && device.code() == Code::not_found) {
+    return Status(Code::invalid_argument, fmt::format("there is no GPU with UUID {}", which));
+  }
+  return device;
+}
+
+GpuIdentity identify(const nvml::Device& device) {
+  GpuIdentity id;
+  id.index = device.index();
+  id.name = device.name().value_or("");
+  id.uuid = device.uuid().value_or("");
+  if (auto pci = device.pci(); pci.ok()) id.pci_bus_id = pci->bus_id;
+  if (auto memory = device.memory(); memory.ok()) id.memory_total_bytes = memory->total_bytes;
+  if (auto limit = device.enforced_power_limit_w(); limit.ok()) id.power_limit_w = *limit;
+  return id;
+}
+
+}  // namespace
+
+struct Sampler::State {
+  SamplerOptions options;
+  std::vector<GpuIdentity> identities;
+  std::vector<std::unique_ptr<detail::GpuReader>> readers;
+  Clock::time_point origin;
+  double origin_unix_s = 0;
+  std::optional<Clock::time_point> last_slow;
+  std::uint64_t next_index = 0;
+
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::atomic<bool> all_lost{false};
+
+  Tick round(Clock::time_point now, Clock::time_point scheduled, std::uint64_t missed);
+  void loop(std::function<void(Tick&&)> on_tick);
+};
+
+Tick Sampler::State::round(Clock::time_point now, Clock::time_point scheduled,
+                           std::uint64_t missed) {
+  const double cpu0 = thread_cpu_seconds();
+  const Clock::time_point wall0 = Clock::now();
+  Tick tick;
+  tick.index = next_index++;
+  tick.t_s = std::chrono::duration<double>(now - origin).count();
+  tick.unix_s = origin_unix_s + tick.t_s;
+  tick.missed_before = missed;
+  const bool slow = !last_slow || scheduled - *last_slow >= options.slow_interval;
+  if (slow) last_slow = scheduled;
+  bool any_alive = false;
+  for (auto& reader : readers) {
+    const bool was_lost = reader->lost();
+    GpuSample sample = reader->read(tick.t_s, tick.unix_s, scheduled, slow);
+    if (!was_lost || sample.lost) tick.gpus.push_back(std::move(sample));
+    any_alive = any_alive || !reader->lost();
+  }
+  all_lost = !any_alive;
+  tick.cpu_s = thread_cpu_seconds() - cpu0;
+  tick.wall_s = std::chrono::duration<double>(Clock::now() - wall0).count();
+  return tick;
+}
+
+void Sampler::State::loop(std::function<void(Tick&&)> on_tick) {
+  const auto interval = std::chrono::duration_cast<Clock::duration>(options.interval);
+  Clock::time_point scheduled = Clock::now();
+  std::uint64_t missed = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex);
+      if (wake.wait_until(lock, scheduled, [this] { return stopping; })) break;
+    }
+    on_tick(round(Clock::now(), scheduled, missed));
+    missed = 0;
+    scheduled += interval;
+    const Clock::time_point now = Clock::now();
+    while (scheduled <= now) {  // this round overran the next ones: skip and count them
+      scheduled += interval;
+      ++missed;
+    }
+  }
+  // A last round, so that whatever ran until now ends inside the samples.
+  const Clock::time_point now = Clock::now();
+  on_tick(round(now, now, missed));
+}
+
+Sampler::Sampler(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Sampler::~Sampler() {
+  stop();
+}
+
+Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
+                                               const SamplerOptions& options) {
+  if (options.interval < kMinInterval) {
+    return Status(Code::invalid_argument,
+                  fmt::format("the sampling interval must be at least {} ms (asked: {} ms)",
+                              kMinInterval.count(), options.interval.count()));
+  }
+  GPUSCOPE_ASSIGN_OR_RETURN(unsigned count, session.device_count());
+  if (count == 0) return Status(Code::no_device, "the NVIDIA driver sees no GPU");
+  std::vector<std::string> wanted = options.gpus;
+  if (wanted.empty()) {
+    for (unsigned i = 0; i < count; ++i) wanted.push_back(std::to_string(i));
+  }
+  auto state = std::make_unique<State>();
+  state->options = options;
+  std::vector<unsigned> seen;
+  for (const std::string& which : wanted) {
+    auto device = find_gpu(session, which, count);
+    if (!device.ok() && device.code() == Code::gpu_lost && all_digits(which)) {
+      // Lost before we started: say so in the first round, and sample the others.
+      GpuIdentity id;
+      id.index = static_cast<unsigned>(std::stoul(which));
+      if (std::find(seen.begin(), seen.end(), id.index) != seen.end()) continue;
+      seen.push_back(id.index);
+      state->readers.push_back(detail::GpuReader::lost_from_start(id));
+      state->identities.push_back(id);
+      continue;
+    }
+    if (!device.ok()) return device.status();
+    if (std::find(seen.begin(), seen.end(), device->index()) != seen.end()) continue;
+    seen.push_back(device->index());
+    GpuIdentity id = identify(*device);
+    std::unique_ptr<nvml::GpmSampler> gpm;
+    if (auto opened = nvml::GpmSampler::open(*device); opened.ok()) {
+      gpm = std::move(opened).value();
+      id.gpm = true;
+    }
+    state->identities.push_back(id);
+    state->readers.push_back(std::make_unique<detail::GpuReader>(
+        *device, id, std::move(gpm), options.processes, options.slow_reading_threshold_s));
+  }
+  state->origin = Clock::now();
+  state->origin_unix_s = unix_now_s();
+  return std::unique_ptr<Sampler>(new Sampler(std::move(state)));
+}
+
+const std::vector<GpuIdentity>& Sampler::gpus() const {
+  return state_->identities;
+}
+
+const SamplerOptions& Sampler::options() const {
+  return state_->options;
+}
+
+std::chrono::steady_clock::time_point Sampler::origin() const {
+  return state_->origin;
+}
+
+double Sampler::origin_unix_s() const {
+  return state_->origin_unix_s;
+}
+
+Tick Sampler::sample_at(std::chrono::steady_clock::time_point now) {
+  return state_->round(now, now, 0);
+}
+
+void Sampler::start(std::function<void(Tick&&)> on_tick) {
+  if (state_->thread.joinable()) return;
+  state_->stopping = false;
+  state_->thread = std::thread(
+      [this, on_tick = std::move(on_tick)]() mutable { state_->loop(std::move(on_tick)); });
+}
+
+void Sampler::stop() {
+  if (!state_ || !state_->thread.joinable()) return;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+  }
+  state_->wake.notify_all();
+  state_->thread.join();
+}
+
+std::vector<ReadingCost> Sampler::reading_costs() const {
+  std::map<std::string, ReadingCost> merged;
+  for (const auto& reader : state_->readers) {
+    for (const ReadingCost& c : reader->costs()) {
+      ReadingCost& m = merged[c.name];
+      const std::uint64_t calls = m.calls + c.calls;
+      m.name = c.name;
+      m.mean_s = calls > 0 ? (m.mean_s * static_cast<double>(m.calls) +
+                              c.mean_s * static_cast<double>(c.calls)) /
+                                 static_cast<double>(calls)
+                           : 0;
+      m.calls = calls;
+      m.once_a_second = m.once_a_second || c.once_a_second;
+    }
+  }
+  std::vector<ReadingCost> out;
+  for (auto& [name, cost] : merged) out.push_back(std::move(cost));
+  return out;
+}
+
+bool Sampler::all_lost() const {
+  return state_->all_lost;
+}
+
+}  // namespace gpuscope::telemetry

@@ -1,0 +1,257 @@
+// `gpuscope burn` end to end: the real binary with NVML replaced by the fake library and the
+// worker by the scripted fake worker (GPUSCOPE_BURN_WORKER), checked on exit codes, stdout and
+// stderr.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "burn_test_util.h"
+#include "gpuscope/exit_codes.h"
+
+namespace gpuscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kH100 = "GPU-3f6b2c1d-8a4e-4f1b-9c2d-5e7a8b9c0d1e";
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string fast(const std::string& fixture) {
+  std::string text = slurp(burn::testing::burn_fixture(fixture));
+  text = std::regex_replace(text, std::regex("#sleep 1\n"), "#sleep 0.05\n");
+  return std::regex_replace(text, std::regex("#sleep 0\\.[35]\n"), "#sleep 0.02\n");
+}
+
+class CliBurn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/cli_burn_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ASSERT_EQ(std::system(("rm -rf '" + dir_ + "'").c_str()), 0);
+    ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0);
+  }
+
+  void script(const std::string& visible, const std::string& text) {
+    std::ofstream(dir_ + "/" + visible + ".jsonl") << text;
+  }
+
+  // Runs gpuscope with `args`, the fake NVML playing `scenario` and the fake worker.
+  CliRun gpuscope(const std::string& scenario, const std::string& args,
+                  const std::string& extra_env = "") {
+    const std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
+    std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+                      " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/nvml/" +
+                      scenario + " GPUSCOPE_BURN_WORKER=" + GPUSCOPE_FAKE_BURN_WORKER +
+                      " GPUSCOPE_FAKE_WORKER_DIR=" + dir_ + " CUDA_VISIBLE_DEVICES= " + extra_env;
+    const std::string command = "env " + env + " " + GPUSCOPE_BIN +
+                                " burn --sample-interval 0.05 " + args + " >" + out + " 2>" + err +
+                                " </dev/null";
+    const int status = std::system(command.c_str());
+    CliRun run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = slurp(out);
+    run.err = slurp(err);
+    return run;
+  }
+
+  std::string dir_;
+};
+
+const char* kBf16Script = R"(
+{"v":1,"type":"device","name":"NVIDIA A100-SXM4-40GB MIG","uuid":"MIG-x","compute_capability":"8.0","sm_count":42,"total_memory_bytes":20937965568}
+#sleep 0.05
+{"v":1,"type":"gemm_window","precision":"bf16","window":0,"gemms":100,"flop":1.0e14,"seconds":0.8,"elapsed_seconds":0.05,"flop_per_second":1.25e14,"mismatches":0,"nan_count":0,"inf_count":0}
+#sleep 0.05
+{"v":1,"type":"gemm_result","precision":"bf16","n":8192,"partial":false,"windows":1,"flop_per_second":{"median":1.25e14},"verification":{"gemms_checked":100,"mismatches":0,"nan_count":0,"inf_count":0,"reference_tiles_checked":1,"reference_tiles_failed":0,"ok":true},"fault_injected":false,"ok":true}
+{"v":1,"type":"done","ok":true,"interrupted":false,"exit_code":0}
+)";
+
+TEST_F(CliBurn, NoDriverIsTheSameMessageAndExitCodeAsInfo) {
+  CliRun run =
+      gpuscope("no_driver.json", "", "GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(run.exit_code, kExitNoGpu);
+  EXPECT_THAT(run.err, HasSubstr("no NVIDIA driver"));
+  EXPECT_EQ(run.out, "");
+  run = gpuscope("no_gpu.json", "--json");
+  EXPECT_EQ(run.exit_code, kExitNoGpu);
+  auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["kind"], "gpuscope.burn");
+  EXPECT_EQ(j["error"]["code"], "no_device");
+}
+
+TEST_F(CliBurn, PrintsTheTablesAndPasses) {
+  script("default", fast("h100_worker_handmade.jsonl"));
+  CliRun run = gpuscope("h100_sxm.json", "--precision fp64,bf16,fp8 --duration 3");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out,
+              HasSubstr("GPU 0  NVIDIA H100 80GB HBM3  " + std::string(kH100) + "  [passed]"));
+  EXPECT_THAT(run.out, HasSubstr("precision  TFLOP/s  % of peak  errors  max °C  throttled (s)  "
+                                 "avg W  TFLOP/J"));
+  EXPECT_THAT(run.out, HasSubstr("bf16       767.2    77.5%      0"));
+  EXPECT_THAT(run.out, HasSubstr("Device memory bandwidth (bytes read + bytes written, both "
+                                 "counted)"));
+  EXPECT_THAT(run.out, HasSubstr("pinned    h2d            6.1    48.2   54.7"));
+  EXPECT_THAT(run.out, HasSubstr("Result: passed (1 device"));
+  // Progress goes to stderr, a line per phase when stderr is not a terminal.
+  EXPECT_THAT(run.err, HasSubstr("gpuscope: burn "));
+  EXPECT_THAT(run.err, HasSubstr("GPU 0 bf16 2/5"));
+  EXPECT_THAT(run.err, Not(HasSubstr("\r")));
+  EXPECT_EQ(slurp(dir_ + "/" + kH100 + ".args"),
+            "--precision\nfp64,bf16,fp8\n--duration\n3\n--memory\n--host-link\n"
+            "CUDA_VISIBLE_DEVICES=" +
+                std::string(kH100) + "\n");
+}
+
+TEST_F(CliBurn, PassesTheOptionsToTheWorker) {
+  script("default", kBf16Script);
+  CliRun run = gpuscope("h100_sxm.json",
+                        "--precision bf16 --duration 0.5 --size 4096 --memory-fraction 0.5 "
+                        "--no-memory --no-host-link");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(slurp(dir_ + "/" + kH100 + ".args"),
+            "--precision\nbf16\n--duration\n0.5\n--size\n4096\n--memory-fraction\n0.5\n"
+            "CUDA_VISIBLE_DEVICES=" +
+                std::string(kH100) + "\n");
+}
+
+TEST_F(CliBurn, JsonHasTheSchemaVersionAndTheResults) {
+  script("default", fast("h100_worker_handmade.jsonl"));
+  CliRun run = gpuscope("h100_sxm.json", "--precision fp64,bf16,fp8 --json");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["targets"][0]["gemm"][1]["precision"], "bf16");
+  EXPECT_EQ(j["targets"][0]["gemm"][1]["flop_per_s"]["median"], 767.2e12);
+  EXPECT_EQ(j["targets"][0]["memory"].size(), 4u);
+}
+
+TEST_F(CliBurn, AWrongResultExitsOneAndNamesTheGpu) {
+  script("default", fast("worker_verification_failure_handmade.jsonl"));
+  CliRun run = gpuscope("h100_sxm.json", "--precision bf16 --inject-fault");
+  EXPECT_EQ(run.exit_code, kExitCheckFailed);
+  EXPECT_THAT(run.err, HasSubstr("gpuscope: error: GPU 0 (NVIDIA H100 80GB HBM3, " +
+                                 std::string(kH100) + "): bf16 GEMM verification failed"));
+  EXPECT_THAT(run.out, HasSubstr("[FAILED: wrong results]"));
+  EXPECT_THAT(run.out, HasSubstr("Result: FAILED"));
+  EXPECT_THAT(slurp(dir_ + "/" + kH100 + ".args"), HasSubstr("--inject-fault\n"));
+}
+
+TEST_F(CliBurn, RunsOneWorkerPerMigInstance) {
+  script("default", kBf16Script);
+  CliRun run = gpuscope("a100_mig.json", "--precision bf16 --no-memory --no-host-link");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 3g.20gb (GI 1 CI 0)  NVIDIA A100-SXM4-40GB MIG 3g.20gb"
+                                 "  MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9  [passed]"));
+  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 2g.10gb (GI 5 CI 0)"));
+  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 1g.5gb (GI 13 CI 0)"));
+  EXPECT_THAT(run.out, HasSubstr("Result: passed (3 devices"));
+  for (const char* uuid :
+       {"MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9", "MIG-2a3b4c5d-6e7f-5a8b-9c0d-1e2f3a4b5c6d",
+        "MIG-3c4d5e6f-7a8b-5c9d-0e1f-2a3b4c5d6e7f"}) {
+    EXPECT_THAT(slurp(dir_ + "/" + uuid + ".args"),
+                HasSubstr("CUDA_VISIBLE_DEVICES=" + std::string(uuid)));
+  }
+}
+
+TEST_F(CliBurn, AKilledWorkerFailsItsGpuAndTheOthersAreStillPrinted) {
+  script("default", kBf16Script);
+  script(
+      "MIG-2a3b4c5d-6e7f-5a8b-9c0d-1e2f3a4b5c6d",
+      R"({"v":1,"type":"device","name":"MIG","uuid":"MIG-x","compute_capability":"8.0","sm_count":28,"total_memory_bytes":1})"
+      "\n#kill KILL\n");
+  CliRun run = gpuscope("a100_mig.json", "--precision bf16 --no-memory --no-host-link");
+  EXPECT_EQ(run.exit_code, kExitError);
+  EXPECT_THAT(run.err, HasSubstr("gpuscope: error: GPU 0 MIG 2g.10gb (GI 5 CI 0) (NVIDIA "
+                                 "A100-SXM4-40GB MIG 2g.10gb, MIG-2a3b4c5d-6e7f-5a8b-9c0d-"
+                                 "1e2f3a4b5c6d): the worker was killed by signal 9 (SIGKILL)"));
+  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 3g.20gb (GI 1 CI 0)  NVIDIA A100-SXM4-40GB MIG "
+                                 "3g.20gb  MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9  [passed]"));
+  EXPECT_THAT(run.out, HasSubstr("bf16       125.0"));
+}
+
+TEST_F(CliBurn, CtrlCPrintsWhatWasMeasuredAndExits130) {
+  script(
+      "default",
+      R"({"v":1,"type":"device","name":"NVIDIA H100 80GB HBM3","uuid":"GPU-x","compute_capability":"9.0","sm_count":132,"total_memory_bytes":1}
+{"v":1,"type":"gemm_window","precision":"bf16","window":0,"gemms":100,"flop":7.67e14,"seconds":1.0,"elapsed_seconds":1.0,"flop_per_second":7.67e14,"mismatches":0,"nan_count":0,"inf_count":0}
+#interrupt-parent
+#wait-interrupt
+{"v":1,"type":"gemm_result","precision":"bf16","n":8192,"partial":true,"windows":1,"flop_per_second":{"median":7.67e14},"verification":{"gemms_checked":100,"mismatches":0,"nan_count":0,"inf_count":0,"reference_tiles_checked":1,"reference_tiles_failed":0,"ok":true},"fault_injected":false,"ok":true}
+{"v":1,"type":"done","ok":true,"interrupted":true,"exit_code":130}
+#exit 130
+)");
+  CliRun run = gpuscope("h100_sxm.json", "--precision bf16,fp8");
+  EXPECT_EQ(run.exit_code, kExitInterrupted) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("[interrupted]"));
+  EXPECT_THAT(run.out, HasSubstr("bf16       767.0"));
+  EXPECT_THAT(run.out, HasSubstr("partial"));
+  EXPECT_THAT(run.out, HasSubstr("fp8        not run: interrupted before it ran"));
+  EXPECT_THAT(run.out, HasSubstr("Result: interrupted"));
+  EXPECT_THAT(run.err, HasSubstr("gpuscope: interrupted; printed what was measured"));
+}
+
+TEST_F(CliBurn, AMissingWorkerIsAClearErrorWithExitCode6) {
+  CliRun run = gpuscope("h100_sxm.json", "", "GPUSCOPE_BURN_WORKER=/nonexistent/worker");
+  EXPECT_EQ(run.exit_code, kExitError);
+  EXPECT_THAT(run.err, HasSubstr("GPUSCOPE_BURN_WORKER=/nonexistent/worker is not an executable"));
+  EXPECT_EQ(run.out, "");
+}
+
+TEST_F(CliBurn, BadSelectionsAndArgumentsAreUsageErrors) {
+  CliRun run = gpuscope("h100_sxm.json", "--gpu 7");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("there is no GPU 7"));
+  run = gpuscope("a100_mig.json", "--gpu MIG-00000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("no MIG instance has the UUID"));
+  run = gpuscope("h100_sxm.json", "--precision fp7");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("unknown precision 'fp7'"));
+  run = gpuscope("h100_sxm.json", "--duration -1");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+}
+
+// The real worker, found next to the binary in the build tree, on this machine (no GPU visible
+// to it): its GPU is marked failed with the worker's own words, and burn exits 3.
+TEST_F(CliBurn, FindsTheRealWorkerInTheBuildTree) {
+  const std::string bin = GPUSCOPE_BIN;
+  const std::string worker =
+      bin.substr(0, bin.rfind("/gpuscope/")) + "/gpuscope-burn-worker/gpuscope-burn-worker";
+  if (!std::ifstream(worker)) GTEST_SKIP() << "the worker is not built: " << worker;
+  const std::string out = dir_ + "/out.txt";
+  const std::string command =
+      std::string("env -u GPUSCOPE_BURN_WORKER CUDA_VISIBLE_DEVICES= GPUSCOPE_NVML_LIBRARY=") +
+      GPUSCOPE_FAKE_NVML_PATH + " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
+      "/nvml/h100_sxm.json " + bin + " burn --json --precision bf16 --duration 1 >" + out +
+      " 2>/dev/null </dev/null";
+  const int status = std::system(command.c_str());
+  auto j = nlohmann::json::parse(slurp(out));
+  if (j["targets"][0]["outcome"] == "passed") GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_EQ(WEXITSTATUS(status), kExitNoGpu);
+  EXPECT_EQ(j["worker_program"], worker);
+  EXPECT_EQ(j["targets"][0]["outcome"], "failed");
+  EXPECT_EQ(j["targets"][0]["worker"]["exit_code"], 3);
+}
+
+}  // namespace
+}  // namespace gpuscope

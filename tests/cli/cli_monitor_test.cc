@@ -1,0 +1,430 @@
+// `gpuscope monitor` end to end: the real binary with NVML replaced by the fake library. Command
+// wrapping (exit codes, signals, a command that does not exist), every sink written by the
+// binary, a /metrics scrape while it runs, a SIGKILL against the store, a second monitor on the
+// same file, and sinks that fail mid-run (a full tmpfs, a file-size limit).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "../telemetry/prometheus_validator.h"
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/monitor.h"
+#include "gpuscope/store.h"
+
+extern char** environ;
+
+namespace gpuscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string temp_dir() {
+  const std::string dir = ::testing::TempDir() + "/cli_monitor_test";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string fresh(const std::string& name) {
+  const std::string path = temp_dir() + "/" + name;
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  return path;
+}
+
+std::string fake_env(const std::string& fixture = "telemetry/two_gpus.json") {
+  return std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+         " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/" + fixture;
+}
+
+// Runs a shell command line (gpuscope is $GPUSCOPE), capturing both streams.
+CliRun shell(const std::string& script, const std::string& env = fake_env()) {
+  // CTest runs each test in its own process, several at once: names carry the PID.
+  static int counter = 0;
+  const std::string base =
+      temp_dir() + "/run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+  const std::string command = "env " + env + " GPUSCOPE=" + GPUSCOPE_BIN + " sh -c '" + script +
+                              "' >" + base + ".out 2>" + base + ".err </dev/null";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(base + ".out");
+  run.err = slurp(base + ".err");
+  return run;
+}
+
+CliRun monitor(const std::string& args, const std::string& env = fake_env()) {
+  return shell(std::string("exec \"$GPUSCOPE\" monitor ") + args, env);
+}
+
+// A gpuscope started in the background: its PID, and its streams in files.
+struct Background {
+  pid_t pid = -1;
+  std::string out, err;
+  int wait() {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+Background start(const std::vector<std::string>& args,
+                 const std::string& fixture = "telemetry/two_gpus.json") {
+  static int counter = 0;
+  Background bg;
+  bg.out = temp_dir() + "/bg" + std::to_string(getpid()) + "-" + std::to_string(++counter) + ".out";
+  bg.err = bg.out + ".err";
+  std::vector<std::string> argv = {
+      "/usr/bin/env", std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
+      std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_TEST_FIXTURES + "/" + fixture,
+      GPUSCOPE_BIN, "monitor"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, bg.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, bg.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn(&bg.pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return bg;
+}
+
+bool wait_for(const std::function<bool()>& ready, double seconds = 10) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Every row has the header's number of cells: the file holds only whole rows.
+void expect_whole_csv_rows(const std::string& path) {
+  const auto lines = lines_of(path);
+  ASSERT_FALSE(lines.empty());
+  const auto cells = std::count(lines[0].begin(), lines[0].end(), ',');
+  for (const std::string& line : lines) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), cells) << line;
+  }
+  EXPECT_EQ(slurp(path).back(), '\n');
+}
+
+TEST(CliMonitor, PlainSessionWritesItsSinksAndPrintsLinesAndASummary) {
+  const std::string csv = fresh("plain.csv"), jsonl = fresh("plain.jsonl");
+  CliRun run = monitor("--no-tui --duration 1.2 --interval 50 --csv " + csv + " --jsonl " + jsonl);
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("#t_s gpu"));
+  EXPECT_THAT(run.out, HasSubstr("gpuscope monitor: 1."));
+  EXPECT_THAT(run.out, HasSubstr("GPU 0  NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(run.out, HasSubstr("from the energy counter"));
+  EXPECT_THAT(run.out, HasSubstr("integrated from power (no energy counter)"));  // GPU 1
+  EXPECT_THAT(run.out, HasSubstr("GPU duty cycle"));
+  EXPECT_THAT(run.out, HasSubstr("sampler: "));
+  expect_whole_csv_rows(csv);
+  EXPECT_GE(lines_of(csv).size(), 2u * 20);
+  auto rec = telemetry::read_recording(jsonl);
+  ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+  EXPECT_EQ(rec->session.gpus.size(), 2u);
+  EXPECT_TRUE(rec->summary.has_value());
+}
+
+TEST(CliMonitor, ReturnsTheCommandsExitCode) {
+  EXPECT_EQ(monitor("-- true").exit_code, 0);
+  EXPECT_EQ(monitor("-- false").exit_code, 1);
+  CliRun seven = monitor("-- sh -c \"exit 7\"");
+  EXPECT_EQ(seven.exit_code, 7);
+  EXPECT_THAT(seven.err, HasSubstr("exit code 7"));  // the summary goes to stderr
+  EXPECT_EQ(seven.out, "");                          // stdout stays the command's
+  // Arguments reach the command as they are: no shell in between.
+  CliRun args = monitor("-- printf \"%s|\" \"a b\" \"*\" \"\\$HOME\"");
+  EXPECT_EQ(args.exit_code, 0);
+  EXPECT_EQ(args.out, "a b|*|$HOME|");
+}
+
+TEST(CliMonitor, ACommandThatCannotRunIsAnsweredLikeAShell) {
+  CliRun missing = monitor("-- gpuscope-no-such-command-xyz --flag");
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_THAT(missing.err, HasSubstr("cannot run gpuscope-no-such-command-xyz: command not found"));
+  const std::string not_executable = fresh("not-executable");
+  std::ofstream(not_executable) << "#!/bin/sh\n";
+  CliRun denied = monitor("-- " + not_executable);
+  EXPECT_EQ(denied.exit_code, 126);
+  EXPECT_THAT(denied.err, HasSubstr("not an executable"));
+}
+
+TEST(CliMonitor, ACommandKilledByASignalExitsAsAShellWould) {
+  CliRun run = monitor("-- sh -c \"kill -TERM \\$\\$\"");
+  EXPECT_EQ(run.exit_code, 128 + SIGTERM);
+  EXPECT_THAT(run.err, HasSubstr("SIGTERM"));
+}
+
+TEST(CliMonitor, InterruptsAreForwardedToTheCommand) {
+  // SIGINT to gpuscope reaches the command, which handles it and chooses its exit code; the
+  // summary still comes.
+  Background bg = start({"--", "sh", "-c", "trap \"exit 5\" INT; sleep 30 & wait"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(bg.pid, SIGINT);
+  EXPECT_EQ(bg.wait(), 5);
+  EXPECT_THAT(slurp(bg.err), HasSubstr("exit code 5"));
+  // A command that does not handle it dies of it: 128 + 2.
+  Background plain = start({"--", "sleep", "30"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(plain.pid, SIGTERM);
+  EXPECT_EQ(plain.wait(), 128 + SIGTERM);
+}
+
+TEST(CliMonitor, JsonSummaryCarriesItsSchema) {
+  CliRun run = monitor("--json -- sh -c \"sleep 0.4\"");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["kind"], "gpuscope.monitor.summary");
+  EXPECT_EQ(j["schema_version"], telemetry::kSummarySchemaVersion);
+  EXPECT_EQ(j["command"]["exit_code"], 0);
+  EXPECT_EQ(j["command"]["argv"][0], "sh");
+  // The fake's processes (PIDs 4242, 777) are not the command's: no GPU was used by it.
+  EXPECT_EQ(j["command_gpus"], nlohmann::json::array());
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["energy_source"], "counter");
+  EXPECT_EQ(j["gpus"][1]["energy_source"], "power_integral");
+  EXPECT_TRUE(j["gpus"][0].contains("sm_activity_avg"));
+  EXPECT_FALSE(j["gpus"][1].contains("sm_activity_avg"));  // no GPM: absent, not 0
+  // Pinned keys: renaming one is a schema change.
+  const auto pinned = nlohmann::json::parse(
+      slurp(std::string(GPUSCOPE_TEST_FIXTURES) + "/telemetry/summary_schema_v1.json"));
+  for (const auto& key : pinned["top_level"])
+    EXPECT_TRUE(j.contains(key.get<std::string>())) << key;
+  for (const auto& key : pinned["gpu"]) {
+    EXPECT_TRUE(j["gpus"][0].contains(key.get<std::string>())) << key;
+  }
+}
+
+TEST(CliMonitor, UsageErrors) {
+  EXPECT_EQ(monitor("--duration 1 -- true").exit_code, kExitUsage);
+  EXPECT_EQ(monitor("--interval 5 --duration 1").exit_code, kExitUsage);
+  EXPECT_EQ(monitor("--gpu 9 --duration 1").exit_code, kExitUsage);
+  EXPECT_EQ(monitor("--tui --no-tui --duration 1").exit_code, kExitUsage);
+  CliRun no_driver =
+      monitor("--duration 1", "GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(no_driver.exit_code, kExitNoGpu);
+}
+
+TEST(CliMonitor, AnUnwritableSinkStopsItBeforeTheCommandRuns) {
+  const std::string mark = fresh("mark");
+  CliRun run = monitor("--csv /nonexistent-dir/out.csv -- touch " + mark);
+  EXPECT_EQ(run.exit_code, kExitError);
+  EXPECT_THAT(run.err, HasSubstr("/nonexistent-dir/out.csv: cannot create: No such file"));
+  EXPECT_FALSE(std::filesystem::exists(mark));
+}
+
+TEST(CliMonitor, AFileSizeLimitMidRunKeepsTheRowsWrittenAndTheCommandGoesOn) {
+  // RLIMIT_FSIZE makes a write fail part-way (EFBIG), as a filling disk does; SIGXFSZ ignored.
+  const std::string csv = fresh("limited.csv"), done = fresh("done");
+  CliRun run = shell(
+      "ulimit -f 24; trap \"\" XFSZ; exec \"$GPUSCOPE\" monitor --interval 20 "
+      "--csv " +
+      csv + " -- sh -c \"sleep 2.5; touch " + done + "\"");
+  EXPECT_EQ(run.exit_code, kExitError) << run.err;  // the command succeeded, the sink did not
+  EXPECT_THAT(run.err, HasSubstr("File too large"));
+  EXPECT_THAT(run.err, HasSubstr("rows written before are kept"));
+  EXPECT_TRUE(std::filesystem::exists(done));  // the command ran to its end
+  expect_whole_csv_rows(csv);
+  EXPECT_GT(lines_of(csv).size(), 5u);
+}
+
+TEST(CliMonitor, AFullTmpfsMidRunIsAClearErrorAndTheFileStaysReadable) {
+  if (std::system("unshare -rm true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "cannot make a private mount namespace here (unshare -rm)";
+  }
+  const std::string dir = temp_dir() + "/tmpfs", kept = fresh("tmpfs-kept.jsonl");
+  std::filesystem::create_directories(dir);
+  CliRun run =
+      shell("unshare -rm sh -c \"mount -t tmpfs -o size=48k tmpfs " + dir +
+            " && \\\"\\$GPUSCOPE\\\" monitor --no-tui --interval 20 --duration 6 --jsonl " + dir +
+            "/out.jsonl; echo rc=\\$?; cp " + dir + "/out.jsonl " + kept + "\"");
+  EXPECT_THAT(run.out, HasSubstr("rc=6")) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("No space left on device"));
+  // Whatever the full disk kept reads back: whole lines only.
+  const auto lines = lines_of(kept);
+  ASSERT_GT(lines.size(), 3u);
+  for (const std::string& line : lines) {
+    EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line;
+  }
+}
+
+TEST(CliMonitor, ASecondMonitorOnTheSameFileIsRefused) {
+  const std::string csv = fresh("shared.csv");
+  Background first = start({"--no-tui", "--duration", "2.5", "--csv", csv});
+  ASSERT_TRUE(wait_for([&] { return lines_of(csv).size() >= 2; }));
+  CliRun second = monitor("--no-tui --duration 1 --csv " + csv);
+  EXPECT_EQ(second.exit_code, kExitError);
+  EXPECT_THAT(second.err, HasSubstr("is being written by another process (PID"));
+  EXPECT_EQ(first.wait(), 0);
+  expect_whole_csv_rows(csv);
+  EXPECT_GT(lines_of(csv).size(), 20u);  // the first one's rows, untouched
+}
+
+TEST(CliMonitor, TwoMonitorsShareOneStoreSafely) {
+  const std::string db = fresh("shared.db");
+  Background a = start({"--no-tui", "--duration", "1.5", "--interval", "50", "--store", db});
+  Background b = start({"--no-tui", "--duration", "1.5", "--interval", "50", "--store", db});
+  EXPECT_EQ(a.wait(), 0) << slurp(a.err);
+  EXPECT_EQ(b.wait(), 0) << slurp(b.err);
+  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  auto runs = (*store)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  for (const auto& r : *runs) {
+    auto run = (*store)->load_run(r.id);
+    ASSERT_TRUE(run.ok());
+    EXPECT_TRUE(run->run.ended_unix_s.has_value());
+    EXPECT_FALSE(run->telemetry.empty());
+  }
+}
+
+TEST(CliMonitor, TheStoreLosesAtMostASecondToSigkill) {
+  const std::string db = fresh("killed.db");
+  Background bg = start({"--no-tui", "--interval", "20", "--store", db});
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  kill(bg.pid, SIGKILL);
+  const double killed_at = unix_now();
+  EXPECT_EQ(bg.wait(), 128 + SIGKILL);
+  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  auto runs = (*store)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  auto run = (*store)->load_run(runs->front().id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE(run->run.ended_unix_s.has_value());  // it never finished
+  double last = 0;
+  for (const auto& series : run->telemetry) {
+    if (!series.t_s.empty()) last = std::max(last, series.t_s.back());
+  }
+  const double lost = killed_at - (run->run.started_unix_s + last);
+  EXPECT_GT(last, 1.0);
+  EXPECT_LE(lost, 1.0) << "samples of the last " << lost << " s were lost";
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t length = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string scrape(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "";
+  }
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) response.append(buffer, n);
+  ::close(fd);
+  const auto body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+TEST(CliMonitor, ServesPrometheusMetricsWhileItRuns) {
+  // 2.5 s: two_gpus.json loses GPU 1 at 3 s.
+  const int port = free_port();
+  Background bg =
+      start({"--no-tui", "--duration", "2.5", "--listen", "127.0.0.1:" + std::to_string(port)});
+  std::string first;
+  ASSERT_TRUE(wait_for([&] {
+    first = scrape(port);
+    return first.find("DCGM_FI_DEV_POWER_USAGE") != std::string::npos;
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const std::string second = scrape(port);
+  const auto a = testing_support::validate_exposition(first);
+  const auto b = testing_support::validate_exposition(second);
+  ASSERT_TRUE(a.errors.empty()) << a.errors.front() << "\n" << first;
+  ASSERT_TRUE(b.errors.empty()) << b.errors.front() << "\n" << second;
+  EXPECT_TRUE(testing_support::counters_did_not_decrease(a, b));
+  for (const char* name :
+       {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_FB_USED"}) {
+    EXPECT_THAT(second, HasSubstr(std::string("\n") + name + "{")) << name;
+  }
+  EXPECT_EQ(b.types.at("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"), "counter");
+  EXPECT_THAT(second, HasSubstr("UUID=\"GPU-00000000-1111-2222-3333-444444444444\""));
+  EXPECT_THAT(second, HasSubstr("Hostname=\""));
+  // The A100 has no GPM: no SM-activity line for it, rather than a 0.
+  for (const auto& s : b.samples) {
+    if (s.name == "DCGM_FI_PROF_SM_ACTIVE") {
+      EXPECT_EQ(s.labels.at("gpu"), "0");
+    }
+  }
+  EXPECT_EQ(bg.wait(), 0) << slurp(bg.err);
+  EXPECT_THAT(slurp(bg.out), HasSubstr("served /metrics on 127.0.0.1:" + std::to_string(port)));
+}
+
+TEST(CliMonitor, ALostGpuIsMarkedAndTheOthersGoOn) {
+  // two_gpus.json loses GPU 1 at t = 3 s.
+  CliRun run = monitor("--no-tui --duration 4 --interval 100");
+  EXPECT_EQ(run.exit_code, kExitGpuLost) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("GPU 1 stopped answering"));
+  EXPECT_THAT(run.out, HasSubstr("LOST            stopped answering at 3."));
+  EXPECT_THAT(run.out, Not(HasSubstr("GPU 0  NVIDIA H100 80GB HBM3  (GPU-00000000-1111-2222-3333-"
+                                     "444444444444, 00000000:18:00.0)\n  LOST")));
+}
+
+}  // namespace
+}  // namespace gpuscope

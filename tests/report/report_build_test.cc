@@ -1,0 +1,207 @@
+// gpuscope report's document, built from the fixtures: the H100 recordings (info, burn worker)
+// and the hand-made telemetry, bench and sweep runs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gpuscope/report.h"
+
+namespace gpuscope::report {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+std::string fixture(const std::string& path) {
+  return std::string(GPUSCOPE_TEST_FIXTURES) + "/" + path;
+}
+
+std::vector<std::string> all_fixtures() {
+  return {fixture("report/h100_burn_worker_2026-11-22.jsonl"),
+          fixture("info/h100_recorded_2026-11-22.json"),
+          fixture("report/h100_monitor_2026-11-22.jsonl"),
+          fixture("report/telemetry_handmade.records.json"),
+          fixture("report/bench_handmade.records.json"),
+          fixture("report/sweep_rtx3090_handmade.records.json")};
+}
+
+ReportOptions pinned_options() {
+  ReportOptions options;
+  options.generated_utc = "2026-11-22T12:00:00Z";
+  return options;
+}
+
+std::vector<std::string> section_keys(const Document& doc) {
+  std::vector<std::string> keys;
+  for (const Section& s : doc.sections) keys.push_back(s.key);
+  return keys;
+}
+
+const Headline* headline(const Document& doc, const std::string& label) {
+  for (const Headline& h : doc.summary) {
+    if (h.label == label) return &h;
+  }
+  return nullptr;
+}
+
+template <typename Block>
+const Block* find_block(const Document& doc, const std::string& key) {
+  for (const Section& s : doc.sections) {
+    for (const auto& block : s.blocks) {
+      if (const auto* b = std::get_if<Block>(&block); b && b->key == key) return b;
+    }
+  }
+  return nullptr;
+}
+
+TEST(ReportBuildTest, FixturesGiveEverySectionAndTheAnswerFirst) {
+  auto runs = load_runs(all_fixtures(), {});
+  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+  Document doc = build_report(*runs, pinned_options());
+  EXPECT_THAT(section_keys(doc),
+              ::testing::ElementsAre("burn", "telemetry", "bench", "sweep", "systems", "runs"));
+  EXPECT_EQ(doc.context.sources.size(), 6u);
+
+  const Headline* fastest = headline(doc, "Fastest matrix rate");
+  ASSERT_NE(fastest, nullptr);
+  EXPECT_NEAR(std::get<double>(fastest->value), 1.3465e15, 0.001e15);  // int8, RESULTS.md
+  EXPECT_THAT(fastest->detail, HasSubstr("int8"));
+  const Headline* best = headline(doc, "Best % of datasheet peak");
+  ASSERT_NE(best, nullptr);
+  EXPECT_NEAR(std::get<double>(best->value), 54.14 / 66.9, 0.002);  // fp64
+  const Headline* knee = headline(doc, "Power limit for 90 % speed");
+  ASSERT_NE(knee, nullptr);
+  EXPECT_NEAR(std::get<double>(knee->value), 330, 0.5);  // fp32 in seeds/000
+  ASSERT_NE(headline(doc, "Fastest train mode"), nullptr);
+  EXPECT_THAT(headline(doc, "Fastest train mode")->detail, HasSubstr("fp16"));
+  EXPECT_EQ(doc.summary.back().label, "Problems found");
+
+  const Table* gemm = find_block<Table>(doc, "burn_gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->rows.size(), 7u);
+  EXPECT_EQ(std::get<std::string>(gemm->rows.front()[0]), "fp64");
+  EXPECT_EQ(std::get<std::string>(gemm->rows.back()[0]), "int8");
+
+  const Table* knees = find_block<Table>(doc, "sweep_knees");
+  ASSERT_NE(knees, nullptr);
+  EXPECT_EQ(knees->rows.size(), 4u);
+  const Chart* sweep = find_block<Chart>(doc, "sweep_throughput");
+  ASSERT_NE(sweep, nullptr);
+  EXPECT_EQ(sweep->markers.size(), 12u);  // 3 knees x 4 modes
+
+  // The skipped bench mode and the power-capped telemetry are findings.
+  bool skipped = false, throttled = false;
+  for (const Finding& f : doc.findings) {
+    skipped = skipped || f.text.find("fp8 was not measured") != std::string::npos;
+    throttled = throttled || f.text.find("throttled for") != std::string::npos;
+  }
+  EXPECT_TRUE(skipped);
+  EXPECT_TRUE(throttled);
+}
+
+TEST(ReportBuildTest, TelemetryIsDownsampledForDrawingButNotForNumbers) {
+  auto runs = load_runs({fixture("report/telemetry_handmade.records.json")}, {});
+  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+  ReportOptions options = pinned_options();
+  options.max_points_per_series = 400;
+  Document doc = build_report(*runs, options);
+  const Chart* power = find_block<Chart>(doc, "telemetry_power");
+  ASSERT_NE(power, nullptr);
+  ASSERT_EQ(power->series.size(), 1u);
+  EXPECT_LE(power->series[0].y.size(), 400u);
+  EXPECT_EQ(power->points_measured, 3000u);
+  EXPECT_FALSE(power->spans.empty()) << "the power-capped phases are shaded";
+  EXPECT_EQ(power->rules.size(), 1u);
+
+  // The drawn series still reaches the true extremes.
+  const store::TelemetrySeries* raw = nullptr;
+  for (const auto& s : (*runs)[0].telemetry) {
+    if (s.metric == store::names::kPowerW) raw = &s;
+  }
+  ASSERT_NE(raw, nullptr);
+  auto [lo, hi] = std::minmax_element(raw->values.begin(), raw->values.end());
+  EXPECT_THAT(power->series[0].y, Contains(*lo));
+  EXPECT_THAT(power->series[0].y, Contains(*hi));
+
+  // The table's energy integrates every sample.
+  double energy = 0;
+  for (std::size_t i = 1; i < raw->t_s.size(); ++i) {
+    energy += (raw->t_s[i] - raw->t_s[i - 1]) * (raw->values[i] + raw->values[i - 1]) / 2;
+  }
+  const Table* summary = find_block<Table>(doc, "telemetry_summary");
+  ASSERT_NE(summary, nullptr);
+  EXPECT_NEAR(std::get<double>(summary->rows[0][5]), energy, 1e-6 * energy);
+  EXPECT_DOUBLE_EQ(std::get<double>(summary->rows[0][1]), 3000);
+}
+
+TEST(ReportBuildTest, TelemetryEnergyComesFromTheCounterWhereThereIsOne) {
+  auto runs = load_runs({fixture("report/h100_monitor_2026-11-22.jsonl")}, {});
+  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+  Document doc = build_report(*runs, pinned_options());
+  const Table* summary = find_block<Table>(doc, "telemetry_summary");
+  ASSERT_NE(summary, nullptr);
+  // The recording's own summary: 13716.3 J from the counter (bench/RESULTS.md).
+  EXPECT_NEAR(std::get<double>(summary->rows[0][5]), 13716.3, 60);
+  EXPECT_NE(find_block<Chart>(doc, "telemetry_activity"), nullptr);
+}
+
+TEST(ReportBuildTest, TwoRunsAreComparedSideBySide) {
+  auto runs = load_runs({fixture("report/h100_burn_worker_2026-11-22.jsonl")}, {});
+  ASSERT_TRUE(runs.ok());
+  store::RunData slower = (*runs)[0];
+  slower.run.label = "a slower day";
+  for (store::Measurement& m : slower.measurements) {
+    if (m.value) *m.value *= 0.9;
+  }
+  runs->push_back(slower);
+  Document doc = build_report(*runs, pinned_options());
+  EXPECT_THAT(section_keys(doc), Contains("compare"));
+  const Table* compare = find_block<Table>(doc, "compare_gemm");
+  ASSERT_NE(compare, nullptr);
+  ASSERT_EQ(compare->columns.size(), 4u);  // precision, two runs, one ratio
+  for (const auto& row : compare->rows) EXPECT_NEAR(std::get<double>(row[3]), 0.9, 1e-9);
+  EXPECT_THAT(compare->columns[2].title, HasSubstr("a slower day"));
+}
+
+TEST(ReportBuildTest, NothingToReportIsStillADocument) {
+  Document doc = build_report({}, pinned_options());
+  EXPECT_TRUE(doc.sections.empty());
+  ASSERT_EQ(doc.summary.size(), 1u);
+  EXPECT_EQ(std::get<std::string>(doc.summary[0].value), "none");
+}
+
+TEST(ReportBuildTest, StoresAndFilesGiveTheSameReport) {
+  std::string path =
+      (std::filesystem::temp_directory_path() / "gpuscope-report-build-test.db").string();
+  std::filesystem::remove(path);
+  auto from_files = load_runs(all_fixtures(), {});
+  ASSERT_TRUE(from_files.ok());
+  {
+    auto store = store::Store::open(path);
+    ASSERT_TRUE(store.ok());
+    for (const store::RunData& run : *from_files) {
+      auto id = (*store)->write(run);
+      ASSERT_TRUE(id.ok()) << id.status().to_string();
+    }
+  }
+  auto from_store = load_runs({path}, {});
+  ASSERT_TRUE(from_store.ok()) << from_store.status().to_string();
+  ASSERT_EQ(from_store->size(), from_files->size());
+  Document a = build_report(*from_files, pinned_options());
+  Document b = build_report(*from_store, pinned_options());
+  EXPECT_EQ(section_keys(a), section_keys(b));
+  ASSERT_EQ(a.summary.size(), b.summary.size());
+  for (std::size_t i = 0; i < a.summary.size(); ++i)
+    EXPECT_EQ(a.summary[i].detail, b.summary[i].detail);
+
+  auto one = load_runs({path}, {2});
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].run.id, 2);
+  EXPECT_EQ(load_runs({path}, {99}).code(), Code::not_found);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace gpuscope::report

@@ -1,0 +1,120 @@
+// gpuscope monitor [--interval MS] [--csv F] [--jsonl F] [--store F] [--listen [ADDR:]PORT]
+//                  [--tui|--no-tui] [--json] [--gpu N|UUID,...] [--duration S] [-- CMD ARGS...]
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/monitor.h"
+#include "gpuscope/nvml.h"
+
+namespace gpuscope::cli {
+namespace {
+
+// As a shell answers for a command it cannot run (documented in README's exit-code table).
+constexpr int kExitCommandNotExecutable = 126;
+constexpr int kExitCommandNotFound = 127;
+
+struct MonitorArgs {
+  int interval_ms = 100;
+  std::string csv, jsonl, store, listen;
+  bool tui = false, no_tui = false, json = false;
+  std::vector<std::string> gpus;
+  double duration_s = 0;
+  std::vector<std::string> command;
+};
+
+telemetry::View choose_view(const MonitorArgs& a) {
+  if (a.json) return telemetry::View::none;
+  if (a.tui) return telemetry::View::live;
+  const bool terminal = isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0;
+  if (!a.command.empty()) return telemetry::View::none;  // the terminal is the command's
+  return terminal && !a.no_tui ? telemetry::View::live : telemetry::View::lines;
+}
+
+int exit_code(const telemetry::MonitorResult& r) {
+  bool lost = false;
+  for (const auto& g : r.summary.gpus) lost = lost || g.lost_at_s.has_value();
+  int monitoring = kExitOk;
+  if (lost) monitoring = kExitGpuLost;
+  if (!r.sink_failures.empty()) monitoring = kExitError;
+  if (!r.command) return monitoring;
+  const ProcessExit& e = r.command->exit;
+  if (e.term_signal) return 128 + *e.term_signal;  // as a shell reports it
+  const int code = e.exit_code.value_or(kExitError);
+  return code != 0 ? code : monitoring;
+}
+
+int run_monitor_command(const MonitorArgs& a) {
+  if (!a.command.empty()) {
+    Status runnable = telemetry::check_command(a.command);
+    if (!runnable.ok()) {
+      std::cerr << "gpuscope: error: " << runnable.message() << '\n';
+      return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
+    }
+  }
+  auto session = nvml::Session::open();
+  if (!session.ok()) return report_error(session.status());
+
+  telemetry::MonitorOptions o;
+  o.sampler.interval = std::chrono::milliseconds(a.interval_ms);
+  o.sampler.gpus = a.gpus;
+  if (!a.csv.empty()) o.csv_path = a.csv;
+  if (!a.jsonl.empty()) o.jsonl_path = a.jsonl;
+  if (!a.store.empty()) o.store_path = a.store;
+  if (!a.listen.empty()) o.listen = a.listen;
+  if (a.duration_s > 0) o.duration_s = a.duration_s;
+  o.command = a.command;
+  o.view = choose_view(a);
+
+  // Where the summary goes: a command's stdout belongs to it (pipelines), so text goes to stderr
+  // then, as `time` does; --json always to stdout.
+  std::ostream& text_out = a.command.empty() ? std::cout : std::cerr;
+  auto result = telemetry::run_monitor(**session, o, std::cout, std::cerr);
+  if (!result.ok()) {
+    if (result.code() == Code::not_found && !a.command.empty()) {
+      std::cerr << "gpuscope: error: " << result.status().message() << '\n';
+      return kExitCommandNotFound;
+    }
+    return report_error(result.status());
+  }
+  if (a.json) {
+    std::cout << telemetry::summary_to_json(*result).dump(2) << '\n';
+  } else {
+    telemetry::print_summary(*result, text_out);
+  }
+  return exit_code(*result);
+}
+
+}  // namespace
+
+void add_monitor_command(CLI::App& app, Runner& runner) {
+  auto args = std::make_shared<MonitorArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "monitor",
+      "What the GPUs are doing: live view, recording (CSV, JSON lines, store), a Prometheus "
+      "endpoint; with -- CMD, for the command's whole life, then a summary");
+  cmd->add_option("--interval", args->interval_ms, "Sampling interval in ms (20 or more)")
+      ->default_val(100)
+      ->check(CLI::Range(20, 3'600'000));
+  cmd->add_option("--csv", args->csv, "Record every sample to this CSV file");
+  cmd->add_option("--jsonl", args->jsonl, "Record every sample to this JSON-lines file");
+  cmd->add_option("--store", args->store,
+                  "Record into this SQLite results store (a 'monitor' run)");
+  cmd->add_option("--listen", args->listen,
+                  "Serve Prometheus /metrics (dcgm-exporter names) on [ADDR:]PORT; ADDR defaults "
+                  "to 127.0.0.1");
+  CLI::Option* tui =
+      cmd->add_flag("--tui", args->tui, "Show the live view (also while a command runs)");
+  cmd->add_flag("--no-tui", args->no_tui, "No live view: per-second lines instead")->excludes(tui);
+  cmd->add_flag("--json", args->json, "Print the summary as JSON (schema_version pinned)");
+  cmd->add_option("--gpu", args->gpus, "Only these GPUs: NVML indices or UUIDs")->delimiter(',');
+  cmd->add_option("--duration", args->duration_s, "Stop after this many seconds (without CMD)");
+  cmd->add_option("command", args->command, "-- CMD ARGS...: run it (no shell) and observe it")
+      ->take_all();
+  cmd->callback([&runner, args] { runner = [args] { return run_monitor_command(*args); }; });
+}
+
+}  // namespace gpuscope::cli
