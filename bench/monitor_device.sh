@@ -84,7 +84,7 @@ part_b() {
   local bin="$1"
   echo "== part b: slowdown, ${MONITOR_REPS:-5} repetitions x ${MONITOR_STEPS:-250} steps per mode"
   python3 bench/monitor_workload.py slowdown --gpuscope "$bin" --reps "${MONITOR_REPS:-5}" \
-    --steps "${MONITOR_STEPS:-250}" | tee "$out/monitor_slowdown.jsonl"
+    --steps "${MONITOR_STEPS:-250}" --settle-steps "${MONITOR_SETTLE_STEPS:-25}" | tee "$out/monitor_slowdown.jsonl"
 }
 
 case "$what" in

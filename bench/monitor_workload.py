@@ -116,6 +116,9 @@ def slowdown(args):
                     [args.gpuscope, "monitor", "--no-tui", "--json", "--interval", mode],
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             time.sleep(1.0)  # every mode waits the same: sampling under way, GPU equally idle
+            # Untimed steps bring the clocks back up after the idle second, so that a segment
+            # times steady state only (the idle second made the first steps the noisiest).
+            timed_steps(model, opt, x, target, args.settle_steps)
             seconds = timed_steps(model, opt, x, target, args.steps)
             summary = None
             if monitor is not None:
@@ -147,6 +150,10 @@ def slowdown(args):
     # most, so clock and temperature drift cancel better than across the whole run).
     paired = {m: [100.0 * (r[m] / r["none"] - 1.0) for r in by_rep.values()] for m in ("100", "20")}
     summary["paired_slowdown_percent_median"] = {m: statistics.median(v) for m, v in paired.items()}
+    # Mean of the paired ratios with its standard error: the 95% interval is mean +- 1.96 SE.
+    summary["paired_slowdown_percent_mean"] = {m: statistics.fmean(v) for m, v in paired.items()}
+    summary["paired_slowdown_percent_se"] = {
+        m: statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else None for m, v in paired.items()}
     summary["paired_slowdown_percent"] = paired
     print(json.dumps(summary), flush=True)
 
@@ -160,6 +167,7 @@ def main():
     s.add_argument("--gpuscope", required=True)
     s.add_argument("--reps", type=int, default=5)
     s.add_argument("--steps", type=int, default=300)
+    s.add_argument("--settle-steps", type=int, default=25)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device", file=sys.stderr)
