@@ -15,6 +15,7 @@ debian_packages=(
   tmux             # the live view's test drives it in a tmux pane (tests/cli/monitor_tui_test.sh)
   libbenchmark-dev # bench/monitor_sampler_cost.cc (Google Benchmark)
   util-linux       # unshare: the monitor's full-disk test mounts a tiny private tmpfs
+  libjpeg62-turbo-dev  # gpuscope-torch --input jpeg (optional at build time; ships libjpeg.a)
 )
 # PyPI pins: NVML's header matching the CUDA 13.0 driver branch on our GPU machines.
 nvml_wheel="nvidia-nvml-dev==13.0.87"
@@ -51,5 +52,19 @@ if [ ! -f "$stamp" ]; then
   echo "setup-deps: installing $plotly_wheel into $deps/python"
   python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
     --root-user-action=ignore --target "$deps/python" "$plotly_wheel"
+  touch "$stamp"
+fi
+
+# LibTorch for gpuscope-torch: the PyPI torch wheel (CUDA 13.0 build, the version on our GPU
+# machines), unpacked without its dependencies; only its headers and torch/lib are used. Its
+# CUDA libraries come from the toolkit, except three the toolkit lacks, from their own wheels
+# (the versions torch's metadata pins). See workloads/torch/README.md.
+torch_wheels=(torch==2.11.0 nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5
+  nvidia-cufile==1.15.1.6)
+stamp="$deps/torch/.installed-torch-2.11.0"
+if [ ! -f "$stamp" ]; then
+  echo "setup-deps: installing ${torch_wheels[*]} into $deps/torch (about 760 MB once)"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+    --root-user-action=ignore --target "$deps/torch" "${torch_wheels[@]}"
   touch "$stamp"
 fi

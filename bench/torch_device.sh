@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# gpuscope-torch on the GPU machine (through the device tool). Builds workloads/torch on its own
+# against the machine's torch (python3's torch.utils.cmake_prefix_path: nothing is installed or
+# carried), then runs bench/torch_vs_timm.py, which times our workloads and the Python reference
+# models (timm, torchvision, a plain PyTorch GPT-2) in the same call with the same batch sizes
+# and prints the ratios.
+#
+#   bash bench/torch_device.sh PLAN [torch_vs_timm.py options]
+#     PLAN: smoke | key | vit_train | vit_infer | vit | others | all (see torch_vs_timm.py)
+#
+# Writes under $OUT: torch_gpu.txt (GPU, driver, versions, date), torch_build.log,
+# torch_vs_timm.log (every gpuscope-torch command and its JSON lines), torch_vs_timm.json,
+# torch_vs_timm.out (the console). Reads the GPU's settings, never changes them.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+plan="${1:-key}"
+shift || true
+build="$root/build/torch-device"
+
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,clocks.max.mem,memory.total,persistence_mode,mig.mode.current --format=csv
+  python3 -c 'import torch, timm, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "timm", timm.__version__, "torchvision", torchvision.__version__)'
+  nproc
+} 2>&1 | tee "$out/torch_gpu.txt"
+
+start=$(date +%s)
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S workloads/torch -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DGPUSCOPE_BUILD_TESTS=OFF >"$out/torch_build.log" 2>&1 || {
+    tail -40 "$out/torch_build.log"
+    exit 1
+  }
+fi
+cmake --build "$build" >>"$out/torch_build.log" 2>&1 || {
+  grep -E "error|Error" "$out/torch_build.log" | head -40
+  exit 1
+}
+echo "built gpuscope-torch in $(($(date +%s) - start)) s"
+
+PYTHONUNBUFFERED=1 python3 bench/torch_vs_timm.py --bin "$build/gpuscope-torch" --plan "$plan" \
+  --out "$out" "$@" 2>&1 | tee "$out/torch_vs_timm.out"

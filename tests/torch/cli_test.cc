@@ -1,0 +1,167 @@
+// The gpuscope-torch program end to end on the CPU: what a parent process sees on stdout and as
+// the exit status.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "input/files.h"
+
+namespace {
+
+using nlohmann::json;
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+  std::vector<json> lines() const {
+    std::vector<json> parsed;
+    std::istringstream stream(out);
+    for (std::string line; std::getline(stream, line);) parsed.push_back(json::parse(line));
+    return parsed;
+  }
+};
+
+Ran run(const std::string& args) {
+  Ran ran;
+  const std::string command = std::string(GPUSCOPE_TORCH_BIN) + " " + args + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return ran;
+  std::array<char, 4096> buffer;
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) ran.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return ran;
+}
+
+TEST(TorchCli, HelpListsModelsModesAndSwitches) {
+  const Ran ran = run("--help");
+  EXPECT_EQ(ran.exit_code, 0);
+  for (const char* word :
+       {"vit_b16",  "resnet50",       "gpt2",    "fp32",          "tf32",
+        "amp_fp16", "amp_bf16",       "fp16",    "bf16",          "fp8",
+        "--graphs", "--fused-adamw",  "--batch", "--input",       "--loader-workers",
+        "--pinned", "--non-blocking", "--data",  "--guard-steps", "--make-images",
+        "guard"}) {
+    EXPECT_NE(ran.out.find(word), std::string::npos) << word;
+  }
+}
+
+TEST(TorchCli, TrainsGpt2OnTheCpu) {
+  const Ran ran =
+      run("--device cpu --model gpt2 --seq-len 8 --batch 1 --warmup 0 --windows 2 --steps 1 "
+          "--mode bf16");
+  ASSERT_EQ(ran.exit_code, 0) << ran.out;
+  const auto lines = ran.lines();
+  ASSERT_GE(lines.size(), 5u);
+  EXPECT_EQ(lines.front()["type"], "start");
+  EXPECT_EQ(lines.front()["device"]["type"], "cpu");
+  EXPECT_EQ(lines[1]["type"], "window");
+  EXPECT_EQ(lines[2]["type"], "window");
+  EXPECT_EQ(lines[3]["type"], "result");
+  EXPECT_EQ(lines[3]["loss"]["values"].size(), 2u);
+  EXPECT_EQ(lines.back()["type"], "done");
+  EXPECT_TRUE(lines.back()["ok"].get<bool>());
+  for (const auto& line : lines) EXPECT_EQ(line["v"], 1);
+}
+
+TEST(TorchCli, UnsupportedModeIsASkippedRow) {
+  const Ran ran = run("--device cpu --model gpt2 --seq-len 8 --batch 1 --mode tf32");
+  EXPECT_EQ(ran.exit_code, 3);
+  const auto lines = ran.lines();
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[1]["type"], "skipped");
+  EXPECT_EQ(lines[1]["code"], "not_supported");
+  EXPECT_EQ(lines.back()["exit_code"], 3);
+}
+
+TEST(TorchCli, BadArgumentsExitTwoWithAnErrorLine) {
+  const Ran ran = run("--mode int4");
+  EXPECT_EQ(ran.exit_code, 2);
+  const auto lines = ran.lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["type"], "error");
+  EXPECT_EQ(lines[0]["code"], "invalid_argument");
+  EXPECT_EQ(lines[1]["type"], "done");
+}
+
+TEST(TorchCli, JpegInputOnGeneratedImagesSkipsACorruptFile) {
+  const std::string dir = testing::TempDir() + "gpuscope_torch_cli_images";
+  gpuscope::workloads::remove_tree(dir);
+  const Ran made = run("--make-images " + dir + " --image-count 6 --image-classes 2");
+  if (made.exit_code == 3) GTEST_SKIP() << "built without libjpeg: " << made.out;
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  EXPECT_EQ(made.lines().front()["type"], "images");
+  std::ofstream(dir + "/class_0/corrupt.jpg") << "not a jpeg";
+
+  const Ran ran =
+      run("--device cpu --model resnet50 --image-size 32 --batch 7 --mode fp32 "
+          "--warmup 0 --windows 1 --steps 2 --input jpeg --loader-workers 2 --data " +
+          dir);
+  ASSERT_EQ(ran.exit_code, 0) << ran.out;
+  const auto lines = ran.lines();
+  EXPECT_EQ(lines.front()["options"]["input"], "jpeg");
+  EXPECT_EQ(lines.front()["options"]["data"], dir);
+  EXPECT_EQ(lines.front()["options"]["loader_workers"], 2);
+  const auto& result = lines[lines.size() - 2];
+  ASSERT_EQ(result["type"], "result");
+  EXPECT_EQ(result["loader_batches"], 2);
+  EXPECT_EQ(result["unreadable_files"], 1);
+  EXPECT_EQ(result["h2d_bytes"], 2 * (7 * 3 * 32 * 32 * 4 + 7 * 8));
+  gpuscope::workloads::remove_tree(dir);
+}
+
+TEST(TorchCli, JpegInputProblemsAreClearLines) {
+  const Ran gpt2 = run("--device cpu --model gpt2 --input jpeg --data /tmp");
+  EXPECT_EQ(gpt2.exit_code, 3);
+  EXPECT_EQ(gpt2.lines()[1]["type"], "skipped");
+  EXPECT_EQ(gpt2.lines()[1]["code"], "not_supported");
+
+  const Ran no_data = run("--device cpu --model resnet50 --input jpeg");
+  const auto lines = no_data.lines();
+  ASSERT_GE(lines.size(), 3u);
+  if (lines[1]["type"] == "skipped") return;  // built without libjpeg
+  EXPECT_EQ(no_data.exit_code, 2);
+  EXPECT_EQ(lines[1]["type"], "error");
+  EXPECT_EQ(lines[1]["code"], "invalid_argument");
+  EXPECT_NE(lines[1]["message"].get<std::string>().find("--data"), std::string::npos);
+
+  const Ran missing =
+      run("--device cpu --model resnet50 --input jpeg --data /nonexistent/gpuscope-images");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.lines()[1]["message"].get<std::string>().find("no such directory"),
+            std::string::npos);
+
+  // Every file corrupt: the run fails with an error naming one, instead of training on nothing.
+  const std::string dir = testing::TempDir() + "gpuscope_torch_cli_corrupt";
+  gpuscope::workloads::remove_tree(dir);
+  ASSERT_EQ(gpuscope::workloads::make_directories(dir + "/class_0"), "");
+  std::ofstream(dir + "/class_0/junk.jpg") << "junk";
+  const Ran corrupt =
+      run("--device cpu --model resnet50 --image-size 32 --batch 2 --mode fp32 "
+          "--warmup 0 --windows 1 --steps 1 --input jpeg --data " +
+          dir);
+  gpuscope::workloads::remove_tree(dir);
+  EXPECT_EQ(corrupt.exit_code, 6);
+  const auto corrupt_lines = corrupt.lines();
+  ASSERT_GE(corrupt_lines.size(), 3u);
+  const auto& error = corrupt_lines[corrupt_lines.size() - 2];
+  EXPECT_EQ(error["type"], "error");
+  EXPECT_NE(error["message"].get<std::string>().find("junk.jpg"), std::string::npos);
+}
+
+TEST(TorchCli, DescribePrintsTheCatalogue) {
+  const Ran ran = run("--describe");
+  EXPECT_EQ(ran.exit_code, 0);
+  const auto lines = ran.lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["models"].size(), 3u);
+}
+
+}  // namespace

@@ -1,0 +1,72 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "models/model.h"
+
+namespace gpuscope::workloads {
+namespace {
+
+std::shared_ptr<ReferenceModel> build(ModelKind kind) {
+  return make_model(kind, std::make_shared<LayerOptions>());
+}
+
+// The Python models' own counts: sum(p.numel() for p in model.parameters()).
+TEST(Models, ParameterCountsEqualThePythonModels) {
+  EXPECT_EQ(count_parameters(*build(ModelKind::vit_b16)), 86'567'656);   // timm
+  EXPECT_EQ(count_parameters(*build(ModelKind::resnet50)), 25'557'032);  // torchvision
+  EXPECT_EQ(count_parameters(*build(ModelKind::gpt2)), 124'439'808);     // GPT-2 small, tied
+  for (const auto& info : model_catalogue()) {
+    EXPECT_EQ(count_parameters(*build(info.kind)), info.parameters) << info.name;
+  }
+}
+
+TEST(Models, Gpt2HeadIsTiedToTheTokenEmbedding) {
+  const auto model = build(ModelKind::gpt2);
+  int64_t embeddings = 0;
+  for (const auto& item : model->named_parameters()) {
+    if (item.value().dim() == 2 && item.value().size(0) == 50257) ++embeddings;
+  }
+  EXPECT_EQ(embeddings, 1);
+}
+
+TEST(Models, BatchNormStatisticsAreBuffersNotParameters) {
+  const auto model = build(ModelKind::resnet50);
+  int64_t running = 0;
+  for (const auto& item : model->named_buffers()) {
+    if (item.key().find("running_mean") != std::string::npos) ++running;
+  }
+  EXPECT_EQ(running, 53);  // one per BatchNorm2d, as in torchvision
+}
+
+TEST(Models, OutputShapes) {
+  torch::NoGradGuard no_grad;
+  EXPECT_EQ(build(ModelKind::vit_b16)->forward(torch::randn({2, 3, 224, 224})).sizes(),
+            (std::vector<int64_t>{2, 1000}));
+  EXPECT_EQ(build(ModelKind::resnet50)->forward(torch::randn({2, 3, 64, 64})).sizes(),
+            (std::vector<int64_t>{2, 1000}));
+  EXPECT_EQ(build(ModelKind::gpt2)->forward(torch::randint(50257, {2, 16})).sizes(),
+            (std::vector<int64_t>{2, 16, 50257}));
+}
+
+TEST(Models, Gpt2IsCausal) {
+  torch::NoGradGuard no_grad;
+  const auto model = build(ModelKind::gpt2);
+  model->eval();
+  auto tokens = torch::randint(50257, {1, 12});
+  const auto before = model->forward(tokens);
+  tokens[0][11] = (tokens[0][11].item<int64_t>() + 1) % 50257;  // change the last token only
+  const auto after = model->forward(tokens);
+  EXPECT_TRUE(torch::allclose(before.narrow(1, 0, 11), after.narrow(1, 0, 11), 1e-4, 1e-5));
+  EXPECT_FALSE(torch::allclose(before.narrow(1, 11, 1), after.narrow(1, 11, 1)));
+}
+
+TEST(Models, CatalogueAndNames) {
+  EXPECT_EQ(parse_model("vit_base_patch16_224"), ModelKind::vit_b16);
+  EXPECT_EQ(parse_model("resnet50"), ModelKind::resnet50);
+  EXPECT_EQ(parse_model("gpt2"), ModelKind::gpt2);
+  EXPECT_FALSE(parse_model("bert").has_value());
+  EXPECT_FALSE(model_info(ModelKind::resnet50).supports_fp8);
+}
+
+}  // namespace
+}  // namespace gpuscope::workloads

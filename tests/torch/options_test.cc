@@ -1,0 +1,172 @@
+#include "options.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace gpuscope::workloads {
+namespace {
+
+std::variant<CommandLine, UsageError> parse(std::vector<const char*> args) {
+  return parse_command_line(args);
+}
+
+TEST(Options, Defaults) {
+  const auto parsed = parse({});
+  ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed));
+  const RunConfig& c = std::get<CommandLine>(parsed).config;
+  EXPECT_EQ(c.model, ModelKind::vit_b16);
+  EXPECT_EQ(c.task, Task::train);
+  EXPECT_EQ(c.mode, PrecisionMode::amp_bf16);
+  EXPECT_FALSE(c.batch.has_value());
+  EXPECT_FALSE(c.batch_auto);
+  EXPECT_EQ(c.device, "cuda");
+  EXPECT_TRUE(c.fused_adamw);
+  EXPECT_TRUE(c.cudnn_benchmark);
+  EXPECT_EQ(c.cuda_graphs, Toggle::automatic);
+}
+
+TEST(Options, EveryOption) {
+  const auto parsed = parse({"--model",   "gpt2",
+                             "--task",    "infer",
+                             "--mode",    "fp8",
+                             "--batch",   "12",
+                             "--device",  "cpu",
+                             "--warmup",  "0",
+                             "--windows", "3",
+                             "--steps=4", "--input-sets",
+                             "1",         "--graphs",
+                             "off",       "--fused-adamw",
+                             "off",       "--cudnn-benchmark",
+                             "off",       "--channels-last",
+                             "on",        "--sdpa",
+                             "cudnn",     "--gelu-epilogue",
+                             "off",       "--residual-epilogue",
+                             "on",        "--seq-len",
+                             "64",        "--image-size",
+                             "96",        "--lr",
+                             "3e-4",      "--weight-decay",
+                             "0.05",      "--growth-interval",
+                             "7",         "--seed",
+                             "42",        "--max-batch",
+                             "512",       "--quiet"});
+  ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
+  const RunConfig& c = std::get<CommandLine>(parsed).config;
+  EXPECT_EQ(c.model, ModelKind::gpt2);
+  EXPECT_EQ(c.task, Task::infer);
+  EXPECT_EQ(c.mode, PrecisionMode::fp8);
+  EXPECT_EQ(c.batch, 12);
+  EXPECT_EQ(c.device, "cpu");
+  EXPECT_EQ(c.warmup_steps, 0);
+  EXPECT_EQ(c.windows, 3);
+  EXPECT_EQ(c.steps_per_window, 4);
+  EXPECT_EQ(c.input_sets, 1);
+  EXPECT_EQ(c.cuda_graphs, Toggle::off);
+  EXPECT_FALSE(c.fused_adamw);
+  EXPECT_FALSE(c.cudnn_benchmark);
+  EXPECT_EQ(c.channels_last, Toggle::on);
+  EXPECT_EQ(c.sdpa, SdpaBackend::cudnn);
+  EXPECT_EQ(c.gelu_epilogue, Toggle::off);
+  EXPECT_EQ(c.residual_epilogue, Toggle::on);
+  EXPECT_EQ(c.shape.seq_len, 64);
+  EXPECT_EQ(c.shape.image_size, 96);
+  EXPECT_DOUBLE_EQ(c.adamw.lr, 3e-4);
+  EXPECT_DOUBLE_EQ(c.adamw.weight_decay, 0.05);
+  EXPECT_EQ(c.loss_scaler.growth_interval, 7);
+  EXPECT_EQ(c.seed, 42u);
+  EXPECT_EQ(c.max_batch, 512);
+  EXPECT_TRUE(c.quiet);
+}
+
+TEST(Options, InputPathAndGuard) {
+  const auto defaults = parse({});
+  const RunConfig& d = std::get<CommandLine>(defaults).config;
+  EXPECT_EQ(d.input.kind, InputKind::synthetic);
+  EXPECT_EQ(d.input.loader_workers, 4);
+  EXPECT_TRUE(d.input.pinned);
+  EXPECT_TRUE(d.input.non_blocking);
+  EXPECT_TRUE(d.input.data.empty());
+  EXPECT_EQ(d.guard_steps, 100);
+  EXPECT_TRUE(d.make_images.dir.empty());
+
+  const auto parsed =
+      parse({"--input", "jpeg", "--loader-workers", "0", "--pinned", "off", "--non-blocking=off",
+             "--data", "/data/val", "--task", "guard", "--guard-steps", "150"});
+  ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
+  const RunConfig& c = std::get<CommandLine>(parsed).config;
+  EXPECT_EQ(c.input.kind, InputKind::jpeg);
+  EXPECT_EQ(c.input.loader_workers, 0);
+  EXPECT_FALSE(c.input.pinned);
+  EXPECT_FALSE(c.input.non_blocking);
+  EXPECT_EQ(c.input.data, "/data/val");
+  EXPECT_EQ(c.task, Task::guard);
+  EXPECT_TRUE(is_training(c.task));
+  EXPECT_EQ(c.guard_steps, 150);
+
+  const auto images =
+      parse({"--make-images", "/tmp/x", "--image-count", "10", "--image-classes", "5"});
+  const RunConfig& m = std::get<CommandLine>(images).config;
+  EXPECT_EQ(m.make_images.dir, "/tmp/x");
+  EXPECT_EQ(m.make_images.count, 10);
+  EXPECT_EQ(m.make_images.classes, 5);
+}
+
+TEST(Options, BatchAutoAndPythonNames) {
+  const auto parsed = parse({"--batch", "auto", "--model", "vit_base_patch16_224"});
+  ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed));
+  EXPECT_TRUE(std::get<CommandLine>(parsed).config.batch_auto);
+  EXPECT_EQ(std::get<CommandLine>(parsed).config.model, ModelKind::vit_b16);
+}
+
+TEST(Options, UsageErrors) {
+  for (const auto& args : std::vector<std::vector<const char*>>{
+           {"--model", "resnet18"},
+           {"--mode", "int8"},
+           {"--batch", "0"},
+           {"--batch"},
+           {"--graphs", "maybe"},
+           {"--fused-adamw", "auto"},
+           {"--seq-len", "2048"},
+           {"--windows", "-1"},
+           {"--sdpa", "triton"},
+           {"--input", "webdataset"},
+           {"--loader-workers", "-1"},
+           {"--pinned", "auto"},
+           {"--non-blocking", "yes"},
+           {"--guard-steps", "0"},
+           {"--image-classes", "0"},
+           {"--frobnicate"},
+       }) {
+    const auto parsed = parse(args);
+    EXPECT_TRUE(std::holds_alternative<UsageError>(parsed)) << args.front();
+  }
+}
+
+TEST(Options, HelpListsModelsModesAndSwitches) {
+  const std::string help = help_text();
+  for (const auto& m : model_catalogue()) EXPECT_NE(help.find(m.name), std::string::npos);
+  for (const auto& p : precision_modes()) EXPECT_NE(help.find(p.name), std::string::npos);
+  for (const char* option : {"--model",           "--task",          "--mode",
+                             "--batch",           "--graphs",        "--fused-adamw",
+                             "--cudnn-benchmark", "--channels-last", "--sdpa",
+                             "--gelu-epilogue",   "--warmup",        "--windows",
+                             "--steps",           "--input",         "--loader-workers",
+                             "--pinned",          "--non-blocking",  "--data",
+                             "--guard-steps",     "--make-images"}) {
+    EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
+}
+
+TEST(Options, DescribeIsOneJsonObject) {
+  const auto j = nlohmann::json::parse(describe_json());
+  EXPECT_EQ(j["type"], "describe");
+  EXPECT_EQ(j["models"].size(), model_catalogue().size());
+  EXPECT_EQ(j["modes"].size(), precision_modes().size());
+  EXPECT_EQ(j["models"][0]["parameters"], 86'567'656);
+  EXPECT_EQ(j["tasks"].size(), 3u);
+  EXPECT_EQ(j["inputs"].size(), 3u);
+}
+
+}  // namespace
+}  // namespace gpuscope::workloads

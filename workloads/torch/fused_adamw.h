@@ -1,0 +1,52 @@
+// AdamW over a fixed list of parameters on ATen's fused kernel (at::_fused_adamw_): one kernel
+// chain for all parameters of a dtype instead of LibTorch's torch::optim::AdamW, which runs a
+// chain of small kernels per parameter and keeps its step count on the host. All state (moments,
+// step count) lives on the parameters' device: step() never synchronizes and can be captured in a
+// CUDA graph. Same update as torch.optim.AdamW(fused=True).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <vector>
+
+namespace gpuscope::workloads {
+
+struct AdamWOptions {
+  double lr = 1e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double weight_decay = 0.01;
+  double eps = 1e-8;
+};
+
+class FusedAdamW {
+ public:
+  // REQUIRES: params are leaf tensors on one device (floating point; mixed dtypes allowed).
+  FusedAdamW(const std::vector<at::Tensor>& params, const AdamWOptions& options);
+
+  // One update from each parameter's .grad(). With found_inf (0-dim float32 on the device, 1 when
+  // the gradients overflowed), a step where it is 1 changes neither parameters, moments nor the
+  // step count.
+  // REQUIRES: every parameter has a defined grad.
+  void step(const std::optional<at::Tensor>& found_inf = std::nullopt);
+  // Drops the gradients (set to undefined, as zero_grad(set_to_none=True)).
+  void zero_grad();
+  // Gradients in parameter order. REQUIRES: every parameter has a defined grad.
+  std::vector<at::Tensor> grads() const;
+  // The number of updates applied (0-dim float32 on the device).
+  const at::Tensor& step_count() const { return step_; }
+
+ private:
+  struct Group {  // the parameters of one dtype: one fused call
+    std::vector<at::Tensor> params, exp_avgs, exp_avg_sqs;
+  };
+  AdamWOptions options_;
+  std::vector<at::Tensor> params_;
+  std::vector<Group> groups_;
+  // One step counter shared by every parameter: the kernel only reads it, so one increment per
+  // step replaces a foreach over hundreds of tensors.
+  at::Tensor step_;
+};
+
+}  // namespace gpuscope::workloads

@@ -1,0 +1,91 @@
+#include "run_config.h"
+
+#include <array>
+#include <utility>
+
+namespace gpuscope::workloads {
+namespace {
+
+constexpr std::array<std::pair<SdpaBackend, std::string_view>, 5> kSdpaNames = {{
+    {SdpaBackend::automatic, "auto"},
+    {SdpaBackend::flash, "flash"},
+    {SdpaBackend::efficient, "efficient"},
+    {SdpaBackend::math, "math"},
+    {SdpaBackend::cudnn, "cudnn"},
+}};
+
+bool decide(Toggle toggle, bool automatic) {
+  return toggle == Toggle::automatic ? automatic : toggle == Toggle::on;
+}
+
+}  // namespace
+
+std::string_view task_name(Task task) {
+  switch (task) {
+    case Task::train:
+      return "train";
+    case Task::guard:
+      return "guard";
+    case Task::infer:
+      break;
+  }
+  return "infer";
+}
+
+std::string_view input_kind_name(InputKind kind) {
+  switch (kind) {
+    case InputKind::host:
+      return "host";
+    case InputKind::jpeg:
+      return "jpeg";
+    case InputKind::synthetic:
+      break;
+  }
+  return "synthetic";
+}
+
+std::optional<InputKind> parse_input_kind(std::string_view name) {
+  for (const InputKind kind : {InputKind::synthetic, InputKind::host, InputKind::jpeg}) {
+    if (input_kind_name(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+std::string_view toggle_name(Toggle toggle) {
+  switch (toggle) {
+    case Toggle::on:
+      return "on";
+    case Toggle::off:
+      return "off";
+    case Toggle::automatic:
+      break;
+  }
+  return "auto";
+}
+
+std::string_view sdpa_backend_name(SdpaBackend backend) {
+  for (const auto& [b, name] : kSdpaNames) {
+    if (b == backend) return name;
+  }
+  return "auto";
+}
+
+std::optional<SdpaBackend> parse_sdpa_backend(std::string_view name) {
+  for (const auto& [b, n] : kSdpaNames) {
+    if (n == name) return b;
+  }
+  return std::nullopt;
+}
+
+ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {
+  ResolvedSwitches s;
+  s.cuda_graphs = on_cuda && decide(config.cuda_graphs, true);
+  s.channels_last = decide(config.channels_last, on_cuda && config.model == ModelKind::resnet50);
+  s.gelu_epilogue = on_cuda && config.task == Task::infer &&
+                    decide(config.gelu_epilogue, config.model == ModelKind::gpt2);
+  s.residual_epilogue =
+      on_cuda && config.task == Task::infer && decide(config.residual_epilogue, true);
+  return s;
+}
+
+}  // namespace gpuscope::workloads

@@ -1,0 +1,99 @@
+// One gpuscope-torch run: which model, task, precision mode and batch, on which device, with
+// which speed switches. Plain data; options.h parses it from the command line and runner.h runs
+// it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fused_adamw.h"
+#include "loss_scaler.h"
+#include "models/model.h"
+#include "precision_mode.h"
+
+namespace gpuscope::workloads {
+
+// guard: the convergence guard, a fixed number of training steps on a small learnable task
+// (guard_data.h) with every step's loss reported and no timing windows.
+enum class Task { train, infer, guard };
+std::string_view task_name(Task task);
+// train and guard: forward, loss, backward and AdamW.
+inline bool is_training(Task task) {
+  return task != Task::infer;
+}
+
+// Where a step's batch comes from (input/step_inputs.h).
+enum class InputKind { synthetic, host, jpeg };
+std::string_view input_kind_name(InputKind kind);
+std::optional<InputKind> parse_input_kind(std::string_view name);
+
+struct InputOptions {
+  InputKind kind = InputKind::synthetic;
+  int64_t loader_workers = 4;  // host and jpeg: loader threads; 0 = on the training thread
+  bool pinned = true;          // page-locked staging (falls back to pageable on the CPU)
+  bool non_blocking = true;    // copy on a stream of its own, overlapping compute
+  std::string data;            // jpeg: the image folder
+};
+
+// `--make-images DIR`: not a run; the program writes a generated JPEG set and exits.
+struct MakeImagesOptions {
+  std::string dir;  // empty: not asked
+  int64_t count = 64;
+  int64_t classes = 4;
+};
+
+// A switch whose default depends on the device or model.
+enum class Toggle { automatic, on, off };
+std::string_view toggle_name(Toggle toggle);
+
+// Which kernels at::scaled_dot_product_attention may use. `automatic` leaves LibTorch's own
+// choice (flash, then memory-efficient, then math); the others allow exactly one.
+enum class SdpaBackend { automatic, flash, efficient, math, cudnn };
+std::string_view sdpa_backend_name(SdpaBackend backend);
+std::optional<SdpaBackend> parse_sdpa_backend(std::string_view name);
+
+struct RunConfig {
+  ModelKind model = ModelKind::vit_b16;
+  Task task = Task::train;
+  PrecisionMode mode = PrecisionMode::amp_bf16;
+  std::optional<int64_t> batch;  // nullopt: the model's default
+  bool batch_auto = false;       // search for the largest batch that fits
+  int64_t max_batch = 8192;      // upper bound of the search
+  std::string device = "cuda";
+
+  int64_t warmup_steps = 10;  // eager steps before timing (and before a capture)
+  int64_t windows = 5;        // timed windows; samples/s is the median over them
+  int64_t steps_per_window = 10;
+  int64_t input_sets = 2;  // distinct device batches, used in turn (host-fed: refilled, >= 2)
+
+  Toggle cuda_graphs = Toggle::automatic;  // auto: on for CUDA
+  bool fused_adamw = true;                 // off: LibTorch's torch::optim::AdamW
+  bool cudnn_benchmark = true;
+  Toggle channels_last = Toggle::automatic;  // auto: on for ResNet-50 on CUDA
+  SdpaBackend sdpa = SdpaBackend::automatic;
+  Toggle gelu_epilogue = Toggle::automatic;      // auto: on for GPT-2 inference on CUDA
+  Toggle residual_epilogue = Toggle::automatic;  // auto: on for inference on CUDA
+
+  InputOptions input;
+  int64_t guard_steps = 100;  // --task guard: training steps, every one's loss reported
+  MakeImagesOptions make_images;
+
+  ModelShape shape;
+  AdamWOptions adamw;
+  LossScalerOptions loss_scaler;
+  uint64_t seed = 0;
+  bool quiet = false;  // no summary line on stderr
+};
+
+// The switches as they apply to a run on a given device (automatic ones decided).
+struct ResolvedSwitches {
+  bool cuda_graphs = false;
+  bool channels_last = false;
+  bool gelu_epilogue = false;
+  bool residual_epilogue = false;
+};
+ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda);
+
+}  // namespace gpuscope::workloads

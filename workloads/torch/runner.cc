@@ -1,0 +1,429 @@
+#include "runner.h"
+
+#include <torch/version.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "batch_search.h"
+#include "guard_data.h"
+#include "input/step_inputs.h"
+#include "nvtx_range.h"
+#include "step_program.h"
+#include "timing.h"
+
+namespace gpuscope::workloads {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// --batch auto runs this much below the largest batch that fit eagerly. With CUDA graphs more:
+// on the H100, 5 % below the largest eager fit (1856 -> 1760, ResNet-50 bf16 training) still ran
+// out of memory in the capture, with 6 GiB reserved but fragmented.
+constexpr int64_t kBatchMarginPercent = 5;
+constexpr int64_t kGraphBatchMarginPercent = 12;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The SDPA backends LibTorch may choose from (process-wide flags, as torch.backends.cuda.*).
+void apply_sdpa_backend(SdpaBackend backend) {
+  auto& context = at::globalContext();
+  const bool any = backend == SdpaBackend::automatic;
+  context.setSDPUseFlash(any || backend == SdpaBackend::flash);
+  context.setSDPUseMemEfficient(any || backend == SdpaBackend::efficient);
+  context.setSDPUseMath(any || backend == SdpaBackend::math);
+  // LibTorch's default leaves cuDNN attention enabled but last in priority; keep that for auto.
+  context.setSDPUseCuDNN(any || backend == SdpaBackend::cudnn);
+}
+
+// Parameters and buffers to the device and the plan's dtype; 4-D weights to NHWC if asked.
+void place_model(ReferenceModel& model, const DeviceInfo& device, const PrecisionPlan& plan,
+                 bool channels_last) {
+  model.to(device.device, plan.param_dtype);
+  if (!channels_last) return;
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+at::ScalarType input_dtype(const PrecisionPlan& plan) {
+  return plan.param_dtype;
+}
+
+class Run {
+ public:
+  Run(const RunConfig& config, const LineSink& emit, const std::atomic<bool>* stop)
+      : config_(config), emit_(emit), stop_(stop) {}
+
+  int execute();
+
+ private:
+  bool stopping() const { return stop_ != nullptr && stop_->load(); }
+  BatchSpec batch_spec(int64_t batch) const {
+    return BatchSpec{config_.model, config_.shape, batch, input_dtype(plan_),
+                     switches_.channels_last};
+  }
+  int64_t default_batch() const;
+  std::optional<int64_t> choose_batch(StepProgram& program);
+  // One step on inputs[step % size]: eagerly, or replayed when `replay` (graphs captured).
+  // Host-fed inputs (`feed`) refill that batch first. Records the step's loss (and loss scale).
+  void one_step(StepProgram& program, int64_t step, const std::vector<Batch>& inputs, bool replay,
+                StepInputs* feed = nullptr);
+  // --task guard: guard_steps training steps on the guard's dataset, every loss kept.
+  int run_guard(StepProgram& program, RunResult& result);
+  // Per-step records on the device, read once at the end.
+  void allocate_step_records(int64_t steps, const StepProgram& program);
+  void fill_step_records(RunResult& result, int64_t steps, const StepProgram& program) const;
+  void print_summary(const RunResult& result) const;
+
+  const RunConfig& config_;
+  const LineSink& emit_;
+  const std::atomic<bool>* stop_;
+  DeviceInfo device_;
+  PrecisionPlan plan_;
+  ResolvedSwitches switches_;
+  bool batch_searched_ = false;
+  int batch_failure_exit_ = kTorchExitFailed;
+  bool pinned_ = false;
+  at::Tensor losses_;  // training: every step's loss (fp32, on the device)
+  at::Tensor scales_;  // guard with loss scaling: the scale after every step
+};
+
+int64_t Run::default_batch() const {
+  if (config_.task == Task::guard) return guard_default_batch(config_.model);
+  const ModelInfo& info = model_info(config_.model);
+  return config_.task == Task::train ? info.default_train_batch : info.default_infer_batch;
+}
+
+void Run::allocate_step_records(int64_t steps, const StepProgram& program) {
+  const auto floats = at::TensorOptions().dtype(at::kFloat).device(device_.device);
+  if (is_training(config_.task)) losses_ = at::zeros({steps}, floats);
+  if (config_.task == Task::guard && program.loss_scaler() != nullptr) {
+    scales_ = at::zeros({steps}, floats);
+  }
+}
+
+void Run::fill_step_records(RunResult& result, int64_t steps, const StepProgram& program) const {
+  const auto read = [steps](const at::Tensor& values) {
+    const at::Tensor host = values.narrow(0, 0, steps).to(at::kCPU, at::kDouble);
+    return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + steps);
+  };
+  if (losses_.defined()) result.losses = read(losses_);
+  if (scales_.defined()) result.loss_scales = read(scales_);
+  if (const LossScaler* scaler = program.loss_scaler()) {
+    result.loss_scale = scaler->scale().item<double>();
+    result.skipped_steps = static_cast<int64_t>(scaler->skipped_steps().item<double>());
+  }
+}
+
+std::optional<int64_t> Run::choose_batch(StepProgram& program) {
+  if (!config_.batch_auto) return config_.batch.value_or(default_batch());
+  batch_searched_ = true;
+  const BatchProbe probe = [&](int64_t batch) -> ProbeResult {
+    ProbeResult result;
+    try {
+      // The run's input sets are alive too.
+      std::vector<Batch> held;
+      for (int64_t i = 0; i < config_.input_sets; ++i) {
+        held.push_back(make_synthetic_batch(batch_spec(batch), device_.device));
+      }
+      // Two training steps: the second forward runs while the first step's gradients are
+      // still alive.
+      const int steps = is_training(config_.task) ? 2 : 1;
+      for (int i = 0; i < steps; ++i) program.run_eager(held.front());
+      synchronize(device_);
+    } catch (const c10::Error& e) {
+      result.outcome = is_out_of_memory(e) ? ProbeOutcome::out_of_memory : ProbeOutcome::failed;
+      result.message = e.what_without_backtrace();
+      if (result.message.size() > 300) result.message.resize(300);
+    }
+    program.release_step_memory();
+    emit_(batch_probe_line({batch, result.outcome, result.message}));
+    return result;
+  };
+  BatchSearchOptions options;
+  options.max = config_.max_batch;
+  options.start = std::min<int64_t>(default_batch(), config_.max_batch);
+  const BatchSearchResult found = find_largest_batch(probe, options);
+  if (!found.batch) {
+    const bool oom = found.failure.find("does not fit") != std::string::npos;
+    emit_(oom ? skipped_line("out_of_memory", found.failure)
+              : error_line("internal", found.failure));
+    batch_failure_exit_ = oom ? kTorchExitSkipped : kTorchExitFailed;
+    return std::nullopt;
+  }
+  // A margin for what the probe does not see: a graph's private pool and fragmentation (the
+  // H100 run OOMed at the exact boundary: 1864 fit eagerly, the captured step did not).
+  const int64_t percent = switches_.cuda_graphs ? kGraphBatchMarginPercent : kBatchMarginPercent;
+  const int64_t margin = *found.batch * percent / 100;
+  int64_t chosen = *found.batch - margin;
+  if (chosen >= options.multiple) chosen -= chosen % options.multiple;
+  return std::max<int64_t>(chosen, 1);
+}
+
+void Run::one_step(StepProgram& program, int64_t step, const std::vector<Batch>& inputs,
+                   bool replay, StepInputs* feed) {
+  const std::string name = "gpuscope-torch step " + std::to_string(step);
+  NvtxRange range(name.c_str());
+  if (feed != nullptr) feed->before_step(step);
+  const auto index = static_cast<size_t>(step) % inputs.size();
+  if (replay) {
+    program.replay(index);
+  } else {
+    program.run_eager(inputs[index]);
+  }
+  if (feed != nullptr) feed->after_step(step);
+  if (losses_.defined()) losses_.select(0, step).copy_(program.last_loss(), true);
+  if (scales_.defined()) scales_.select(0, step).copy_(program.loss_scaler()->scale(), true);
+}
+
+int Run::run_guard(StepProgram& program, RunResult& result) {
+  const std::vector<Batch> inputs =
+      make_guard_batches(batch_spec(result.batch), config_.seed, device_.device);
+  const bool graphs = switches_.cuda_graphs;
+  const int64_t steps = config_.guard_steps;
+  // With graphs: one eager step per batch (a capture needs it), then replays.
+  const int64_t eager =
+      graphs ? std::min<int64_t>(steps, static_cast<int64_t>(inputs.size())) : steps;
+  allocate_step_records(steps, program);
+  synchronize(device_);
+  const auto start = Clock::now();
+  int64_t step = 0;
+  for (; step < eager && !stopping(); ++step) one_step(program, step, inputs, false);
+  if (graphs && step < steps && !stopping()) {
+    release_cached_memory(device_);
+    reset_memory_peaks(device_);
+    const auto capture_start = Clock::now();
+    {
+      NvtxRange range("gpuscope-torch capture");
+      program.capture(inputs);
+      synchronize(device_);
+    }
+    result.capture_seconds = seconds_since(capture_start);
+  }
+  for (; step < steps && !stopping(); ++step) one_step(program, step, inputs, graphs);
+  synchronize(device_);
+  result.seconds = seconds_since(start);
+  result.partial = step < steps;
+  result.samples_per_second =
+      static_cast<double>(step * result.batch) / std::max(*result.seconds, 1e-9);
+  if (const auto peaks = memory_peaks(device_)) {
+    result.peak_allocated_bytes = peaks->allocated_bytes;
+    result.peak_reserved_bytes = peaks->reserved_bytes;
+  }
+  fill_step_records(result, step, program);
+  emit_(result_line(result));
+  if (!config_.quiet) print_summary(result);
+  return result.partial ? kTorchExitInterrupted : kTorchExitOk;
+}
+
+int Run::execute() {
+  auto opened = open_device(config_.device);
+  if (auto* reason = std::get_if<std::string>(&opened)) {
+    const bool no_device = reason->find("no CUDA device") != std::string::npos;
+    emit_(no_device ? skipped_line("no_device", *reason) : error_line("invalid_argument", *reason));
+    return no_device ? kTorchExitSkipped : kTorchExitUsage;
+  }
+  device_ = std::get<DeviceInfo>(opened);
+  const ModelInfo& info = model_info(config_.model);
+  plan_ = plan_for(config_.mode);
+  switches_ = resolve_switches(config_, device_.is_cuda());
+
+  StartRecord start;
+  start.config = &config_;
+  start.device = &device_;
+  start.switches = switches_;
+  start.parameters = info.parameters;
+  start.torch_version = TORCH_VERSION;
+  std::string pinned_note;
+  pinned_ = resolve_pinned(config_, device_, &pinned_note);
+  start.pinned = pinned_;
+  if (!pinned_note.empty()) start.notes.push_back(pinned_note);
+  emit_(start_line(start));
+
+  if (auto reason = unsupported_reason(config_.mode, device_, info.supports_fp8)) {
+    emit_(skipped_line("not_supported", *reason));
+    return kTorchExitSkipped;
+  }
+  if (config_.task == Task::guard && config_.input.kind != InputKind::synthetic) {
+    emit_(error_line("invalid_argument",
+                     "--task guard trains on its own fixed dataset: leave --input synthetic"));
+    return kTorchExitUsage;
+  }
+  auto checked_input = check_input(config_);
+  if (const auto* problem = std::get_if<InputProblem>(&checked_input)) {
+    emit_(problem->skipped ? skipped_line(problem->code, problem->message)
+                           : error_line(problem->code, problem->message));
+    return problem->skipped ? kTorchExitSkipped : kTorchExitUsage;
+  }
+  if (switches_.cuda_graphs && is_training(config_.task) && !config_.fused_adamw) {
+    emit_(skipped_line("not_supported",
+                       "LibTorch's torch::optim::AdamW keeps its step count on the host and cannot "
+                       "be captured in a CUDA graph: use --graphs off with --fused-adamw off"));
+    return kTorchExitSkipped;
+  }
+
+  const auto layer_options = std::make_shared<LayerOptions>();
+  layer_options->fp8 = plan_.fp8_linear;
+  layer_options->gelu_epilogue = switches_.gelu_epilogue;
+  layer_options->residual_epilogue = switches_.residual_epilogue;
+  torch::manual_seed(config_.seed);
+  auto model = make_model(config_.model, layer_options);
+
+  apply_math_flags(plan_);
+  at::globalContext().setBenchmarkCuDNN(config_.cudnn_benchmark);
+  apply_sdpa_backend(config_.sdpa);
+  place_model(*model, device_, plan_, switches_.channels_last);
+  if (is_training(config_.task)) {
+    model->train();
+  } else {
+    model->eval();
+  }
+
+  RunStream stream(device_);
+  StepProgram program(model, config_, device_);
+  const std::optional<int64_t> batch = choose_batch(program);
+  if (!batch) return batch_failure_exit_;
+
+  RunResult result;
+  result.model = config_.model;
+  result.task = config_.task;
+  result.mode = config_.mode;
+  result.batch = *batch;
+  result.batch_searched = batch_searched_;
+  if (config_.task == Task::guard) return run_guard(program, result);
+
+  StepInputs feed(config_, device_, batch_spec(*batch), pinned_,
+                  std::move(std::get<std::optional<ImageFolder>>(checked_input)));
+  StepInputs* const host_feed = feed.host_fed() ? &feed : nullptr;
+  const std::vector<Batch>& inputs = feed.batches();
+  const auto sets = static_cast<int64_t>(inputs.size());
+  const bool graphs = switches_.cuda_graphs;
+  // A capture needs one eager step first (per input set, so that each batch's shapes and
+  // algorithms are warm); replays after it are warm-up too.
+  const int64_t eager_warmup = std::max<int64_t>(config_.warmup_steps, graphs ? sets : 0);
+  const int64_t replay_warmup = graphs ? sets + 1 : 0;
+  const int64_t total_steps =
+      eager_warmup + replay_warmup + config_.windows * config_.steps_per_window;
+  allocate_step_records(total_steps, program);
+
+  int64_t step = 0;
+  const auto warmup_start = Clock::now();
+  {
+    NvtxRange range("gpuscope-torch warm-up");
+    for (; step < eager_warmup; ++step) one_step(program, step, inputs, false, host_feed);
+    synchronize(device_);
+  }
+  result.warmup_seconds = seconds_since(warmup_start);
+  // Peaks from here on: the steady state (eager) or the captures and their replays (graphs). A
+  // replay allocates nothing, so the capture is where a graph's peak is seen.
+  if (graphs) release_cached_memory(device_);
+  reset_memory_peaks(device_);
+  if (graphs) {
+    const auto capture_start = Clock::now();
+    {
+      NvtxRange range("gpuscope-torch capture");
+      program.capture(inputs);
+      synchronize(device_);
+    }
+    result.capture_seconds = seconds_since(capture_start);
+    for (int64_t i = 0; i < replay_warmup; ++i, ++step) {
+      one_step(program, step, inputs, true, host_feed);
+    }
+    synchronize(device_);
+  }
+
+  StepClock clock(device_);
+  std::vector<double> step_seconds;
+  feed.reset_wait();
+  for (int64_t w = 0; w < config_.windows; ++w) {
+    if (stopping()) {
+      result.partial = true;
+      break;
+    }
+    clock.mark();
+    for (int64_t s = 0; s < config_.steps_per_window; ++s, ++step) {
+      one_step(program, step, inputs, graphs, host_feed);
+      clock.mark();
+    }
+    const std::vector<double> intervals = clock.intervals_s();
+    WindowRecord window{w, config_.steps_per_window, config_.steps_per_window * *batch, 0.0};
+    for (const double t : intervals) window.seconds += t;
+    emit_(window_line(window));
+    result.window_samples_per_second.push_back(static_cast<double>(window.samples) /
+                                               window.seconds);
+    step_seconds.insert(step_seconds.end(), intervals.begin(), intervals.end());
+  }
+  synchronize(device_);
+
+  result.samples_per_second = summarize(result.window_samples_per_second).median;
+  result.step_seconds = summarize(step_seconds);
+  if (const auto peaks = memory_peaks(device_)) {
+    result.peak_allocated_bytes = peaks->allocated_bytes;
+    result.peak_reserved_bytes = peaks->reserved_bytes;
+  }
+  fill_step_records(result, step, program);
+  if (program.last_output().defined()) {
+    result.output_mean_abs = program.last_output().abs().mean(at::kDouble).item<double>();
+  }
+  if (host_feed != nullptr) {
+    const InputStats stats = feed.stats();
+    result.input =
+        InputEvidence{stats.wait_seconds, stats.wait_seconds_total, stats.batches,
+                      stats.h2d_bytes,    stats.produce_seconds,    stats.unreadable_files};
+  }
+  emit_(result_line(result));
+  if (!config_.quiet) print_summary(result);
+  return result.partial ? kTorchExitInterrupted : kTorchExitOk;
+}
+
+void Run::print_summary(const RunResult& r) const {
+  if (r.task == Task::guard) {
+    std::fprintf(stderr, "gpuscope-torch: guard %s %s batch %lld: %zu steps in %.1f s",
+                 std::string(model_info(r.model).name).c_str(),
+                 std::string(precision_mode_name(r.mode)).c_str(), static_cast<long long>(r.batch),
+                 r.losses.size(), r.seconds.value_or(0));
+    if (!r.losses.empty()) {
+      std::fprintf(stderr, ", loss %.4f -> %.4f", r.losses.front(), r.losses.back());
+    }
+    std::fprintf(stderr, "\n");
+    return;
+  }
+  std::fprintf(
+      stderr,
+      "gpuscope-torch: %s %s %s batch %lld: %.1f samples/s, step %.2f ms "
+      "(p10-p90 spread %.1f%%)",
+      std::string(model_info(r.model).name).c_str(), std::string(task_name(r.task)).c_str(),
+      std::string(precision_mode_name(r.mode)).c_str(), static_cast<long long>(r.batch),
+      r.samples_per_second, r.step_seconds.median * 1e3, r.step_seconds.relative_spread * 100);
+  if (r.peak_allocated_bytes) {
+    std::fprintf(stderr, ", peak %.2f GiB allocated / %.2f GiB reserved",
+                 static_cast<double>(*r.peak_allocated_bytes) / (1 << 30),
+                 static_cast<double>(*r.peak_reserved_bytes) / (1 << 30));
+  }
+  if (!r.losses.empty())
+    std::fprintf(stderr, ", loss %.4f -> %.4f", r.losses.front(), r.losses.back());
+  std::fprintf(stderr, "\n");
+}
+
+}  // namespace
+
+int run_workload(const RunConfig& config, const LineSink& emit, const std::atomic<bool>* stop) {
+  try {
+    Run run(config, emit, stop);
+    return run.execute();
+  } catch (const c10::OutOfMemoryError& e) {
+    emit(skipped_line("out_of_memory", e.what_without_backtrace()));
+    return kTorchExitSkipped;
+  } catch (const c10::Error& e) {
+    emit(error_line("internal", e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    emit(error_line("internal", e.what()));
+  }
+  return kTorchExitFailed;
+}
+
+}  // namespace gpuscope::workloads

@@ -1,0 +1,94 @@
+#include "step_program.h"
+
+#include <c10/core/InferenceMode.h>
+
+namespace gpuscope::workloads {
+
+StepProgram::StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig& config,
+                         const DeviceInfo& device)
+    : model_(std::move(model)),
+      kind_(config.model),
+      task_(config.task),
+      plan_(plan_for(config.mode)),
+      device_(device) {
+  if (!is_training(task_)) return;
+  const std::vector<at::Tensor> params = model_->parameters();
+  if (config.fused_adamw) {
+    fused_.emplace(params, config.adamw);
+  } else {
+    libtorch_adamw_ = std::make_unique<torch::optim::AdamW>(
+        params, torch::optim::AdamWOptions(config.adamw.lr)
+                    .betas({config.adamw.beta1, config.adamw.beta2})
+                    .weight_decay(config.adamw.weight_decay)
+                    .eps(config.adamw.eps));
+  }
+  if (plan_.loss_scaling) scaler_.emplace(device.device, config.loss_scaler);
+  loss_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(device.device));
+}
+
+StepProgram::~StepProgram() = default;
+
+void StepProgram::run_eager(const Batch& batch) {
+  if (is_training(task_)) {
+    train_step(batch);
+  } else {
+    infer_step(batch);
+  }
+}
+
+void StepProgram::train_step(const Batch& batch) {
+  if (fused_) {
+    fused_->zero_grad();
+  } else {
+    libtorch_adamw_->zero_grad(/*set_to_none=*/true);
+  }
+  at::Tensor loss;
+  {
+    AutocastScope autocast(plan_, device_.device.type());
+    loss = model_loss(kind_, model_->forward(batch.input), batch.target);
+  }
+  (scaler_ ? scaler_->scale_loss(loss) : loss).backward();
+  if (fused_) {
+    std::optional<at::Tensor> found_inf;
+    if (scaler_) found_inf = scaler_->unscale(fused_->grads());
+    fused_->step(found_inf);
+  } else if (scaler_) {
+    std::vector<at::Tensor> grads;
+    for (const auto& p : model_->parameters()) grads.push_back(p.grad());
+    // LibTorch's AdamW cannot skip a step on the device: this reads found_inf on the host, a
+    // synchronization per step (the cost this switch exists to show).
+    if (scaler_->unscale(grads).item<float>() == 0.0f) libtorch_adamw_->step();
+  } else {
+    libtorch_adamw_->step();
+  }
+  if (scaler_) scaler_->update();
+  loss_.copy_(loss.detach());
+}
+
+void StepProgram::infer_step(const Batch& batch) {
+  c10::InferenceMode inference;
+  AutocastScope autocast(plan_, device_.device.type());
+  output_ = model_->forward(batch.input);
+}
+
+void StepProgram::capture(const std::vector<Batch>& batches) {
+  graphs_ = std::make_unique<CudaGraphSteps>(device_);
+  for (const Batch& batch : batches) {
+    // run_eager sets the gradients to none first: each capture allocates its own in the pool,
+    // and every replay of that graph rewrites them in place.
+    graphs_->capture([&] { run_eager(batch); });
+  }
+}
+
+void StepProgram::replay(size_t index) {
+  graphs_->replay(index % graphs_->size());
+}
+
+void StepProgram::release_step_memory() {
+  output_ = at::Tensor();
+  if (fused_) fused_->zero_grad();
+  if (libtorch_adamw_) libtorch_adamw_->zero_grad(true);
+  release_cached_memory(device_);
+}
+
+}  // namespace gpuscope::workloads

@@ -1,0 +1,62 @@
+// What one step does, for each task: a training step (forward under the precision mode's
+// autocast, loss, backward, optional loss scaling, AdamW) or an inference forward. It runs
+// eagerly, or captured as CUDA graphs (cuda_graph_step.h), one per input batch, and replayed.
+#pragma once
+
+#include <torch/optim/adamw.h>
+
+#include <memory>
+#include <optional>
+
+#include "cuda_graph_step.h"
+#include "device.h"
+#include "fused_adamw.h"
+#include "loss_scaler.h"
+#include "run_config.h"
+#include "synthetic_data.h"
+
+namespace gpuscope::workloads {
+
+class StepProgram {
+ public:
+  // `model` is on the device already, in the plan's parameter dtype.
+  StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig& config,
+              const DeviceInfo& device);
+  ~StepProgram();
+
+  // Queues one step on `batch` on the current stream.
+  void run_eager(const Batch& batch);
+  // Captures one step per batch, graph i reading batches[i].
+  // REQUIRES: CUDA; run_eager has run; `batches` outlive this program.
+  void capture(const std::vector<Batch>& batches);
+  // Replays the step captured on batches[index % batches.size()].
+  // REQUIRES: capture() has run.
+  void replay(size_t index);
+
+  // Frees what a failed step left (gradients, cached blocks) so the device can try again.
+  void release_step_memory();
+
+  // The last step's loss as a 0-dim fp32 device tensor (training; undefined for inference).
+  const at::Tensor& last_loss() const { return loss_; }
+  const LossScaler* loss_scaler() const { return scaler_ ? &*scaler_ : nullptr; }
+  // The last inference step's logits (undefined for training).
+  const at::Tensor& last_output() const { return output_; }
+
+ private:
+  void train_step(const Batch& batch);
+  void infer_step(const Batch& batch);
+
+  std::shared_ptr<ReferenceModel> model_;
+  ModelKind kind_;
+  Task task_;
+  PrecisionPlan plan_;
+  DeviceInfo device_;
+  std::optional<FusedAdamW> fused_;
+  std::unique_ptr<torch::optim::AdamW> libtorch_adamw_;
+  std::optional<LossScaler> scaler_;
+  at::Tensor loss_;    // fp32, written at the end of each training step
+  at::Tensor output_;  // inference logits, kept so a captured graph's output stays alive
+  std::unique_ptr<CudaGraphSteps> graphs_;
+};
+
+}  // namespace gpuscope::workloads
