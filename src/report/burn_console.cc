@@ -28,14 +28,15 @@ class Table {
     for (const auto& row : rows_) {
       const std::size_t measured = row.size() < widths.size() ? row.size() - 1 : row.size();
       for (std::size_t i = 0; i < measured && i < widths.size(); ++i) {
-        widths[i] = std::max(widths[i], width(row[i]));
+        widths[i] = std::max(widths[i], report::display_width(row[i]));
       }
     }
     for (const auto& row : rows_) {
       std::string line(static_cast<std::size_t>(indent), ' ');
       for (std::size_t i = 0; i < row.size(); ++i) {
         line += row[i];
-        if (i + 1 < row.size()) line += std::string(widths[i] - width(row[i]) + 2, ' ');
+        if (i + 1 < row.size())
+          line += std::string(widths[i] - report::display_width(row[i]) + 2, ' ');
       }
       line.erase(line.find_last_not_of(' ') + 1);
       out << line << '\n';
@@ -43,11 +44,6 @@ class Table {
   }
 
  private:
-  static std::size_t width(const std::string& text) {
-    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-      return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    }));
-  }
   std::vector<std::vector<std::string>> rows_;
 };
 
@@ -208,7 +204,7 @@ void print_host_link(const TargetResult& t, std::ostream& out) {
     }
     out << fmt::format(
         "  Copy/compute overlap efficiency ({} copies; 1 = copy hidden behind compute, 0 = "
-        "serialized): {}\n",
+        "serialized, below 0 = slower than serialized): {}\n",
         format_bytes(t.overlap.front().copy_bytes), fmt::join(parts, ", "));
   }
 }

@@ -7,11 +7,18 @@
 
 namespace gpuscope::report {
 
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // not a continuation byte
+  }));
+}
+
 void TextTable::print(std::ostream& out, int indent) const {
   std::vector<std::size_t> widths;
   auto widen = [&](const std::vector<std::string>& cells) {
     if (widths.size() < cells.size()) widths.resize(cells.size(), 0);
-    for (std::size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      widths[i] = std::max(widths[i], display_width(cells[i]));
   };
   widen(header_);
   for (const auto& row : rows_) widen(row);
@@ -20,8 +27,10 @@ void TextTable::print(std::ostream& out, int indent) const {
     std::string line(static_cast<std::size_t>(indent), ' ');
     for (std::size_t i = 0; i < cells.size(); ++i) {
       bool last = i + 1 == cells.size();
-      line += last ? cells[i] : fmt::format("{:<{}}  ", cells[i], widths[i]);
+      line += cells[i];
+      if (!last) line += std::string(widths[i] - display_width(cells[i]) + 2, ' ');
     }
+    line.erase(line.find_last_not_of(' ') + 1);
     out << line << '\n';
   };
   if (!header_.empty()) emit(header_);

@@ -8,7 +8,11 @@
 
 namespace gpuscope::report {
 
-// Columns padded to their widest cell; the first row is the header unless there is none.
+// How many columns `text` takes on a terminal: UTF-8 code points ("°C" is 2, not 3 bytes).
+std::size_t display_width(const std::string& text);
+
+// Columns padded to their widest cell (display_width); the header row comes first unless there
+// is none; no trailing blanks.
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header = {}) : header_(std::move(header)) {}

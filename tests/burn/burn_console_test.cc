@@ -42,8 +42,9 @@ TEST(BurnConsole, PrintsMemoryAndHostLinkTables) {
   EXPECT_THAT(out, HasSubstr("memory    direction  1 GiB"));
   EXPECT_THAT(out, HasSubstr("pinned    h2d        54.7"));
   EXPECT_THAT(out, HasSubstr("pageable  h2d        7.1"));
-  EXPECT_THAT(out, HasSubstr("overlap efficiency (256 MiB copies; 1 = copy hidden behind "
-                             "compute, 0 = serialized): pinned 0.98"));
+  EXPECT_THAT(out,
+              HasSubstr("overlap efficiency (256 MiB copies; 1 = copy hidden behind "
+                        "compute, 0 = serialized, below 0 = slower than serialized): pinned 0.98"));
   EXPECT_THAT(out, HasSubstr("skipped host_link: pinned buffer of 1 GiB refused"));
   EXPECT_THAT(out, HasSubstr("note: int8: span too short"));
 }
