@@ -23,15 +23,23 @@ bool same_group(const BenchRow& a, const BenchRow& b) {
          a.model == b.model && a.task == b.task;
 }
 
-// The row a mode is compared with: fp32 of the same GPU, model and task, else the group's first.
+// The row a mode is compared with: fp32 of the same GPU, model, task and variant, else fp32 of
+// any variant, else the group's first.
 const BenchRow* baseline(const std::vector<BenchRow>& rows, const BenchRow& row) {
   const BenchRow* first = nullptr;
+  const BenchRow* fp32 = nullptr;
   for (const BenchRow& r : rows) {
     if (!same_group(r, row) || !r.samples_per_s) continue;
-    if (r.mode == "fp32") return &r;
+    if (r.mode == "fp32" && r.variant == row.variant) return &r;
+    if (r.mode == "fp32" && !fp32) fp32 = &r;
     if (!first) first = &r;
   }
-  return first;
+  return fp32 ? fp32 : first;
+}
+
+// A verdict of the convergence guard that makes a mode unusable ("diverged", "nan", ...).
+bool bad_guard(const BenchRow& row) {
+  return !row.guard.empty() && row.guard != "ok" && row.guard != "unknown";
 }
 
 struct Labels {
@@ -60,8 +68,8 @@ Chart mode_chart(const ReportBuilder& b, const BenchRows& bench, const Labels& l
   for (const BenchRow& row : bench.rows) {
     // A mode without this number (skipped) would only leave a gap.
     bool measured = (row.*field).has_value();
-    if (measured && std::find(modes.begin(), modes.end(), row.mode) == modes.end()) {
-      modes.push_back(row.mode);
+    if (measured && std::find(modes.begin(), modes.end(), row.mode_label()) == modes.end()) {
+      modes.push_back(row.mode_label());
     }
     std::string name = series_name(b, row, labels, bench.runs);
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
@@ -72,7 +80,7 @@ Chart mode_chart(const ReportBuilder& b, const BenchRows& bench, const Labels& l
     s.categories = modes;
     for (const std::string& mode : modes) {
       auto it = std::find_if(bench.rows.begin(), bench.rows.end(), [&](const BenchRow& row) {
-        return row.mode == mode && series_name(b, row, labels, bench.runs) == name;
+        return row.mode_label() == mode && series_name(b, row, labels, bench.runs) == name;
       });
       bool found = it != bench.rows.end() && (*it.*field).has_value();
       s.y.push_back(found ? *(*it.*field) : kNaN);
@@ -86,13 +94,13 @@ void add_best_mode(ReportBuilder& b, const BenchRows& bench, const std::string& 
                    const Labels& labels) {
   const BenchRow* best = nullptr;
   for (const BenchRow& row : bench.rows) {
-    if (row.task == task && row.samples_per_s &&
+    if (row.task == task && row.samples_per_s && !bad_guard(row) &&
         (!best || *row.samples_per_s > *best->samples_per_s)) {
       best = &row;
     }
   }
   if (!best) return;
-  std::vector<std::string> parts = {best->mode};
+  std::vector<std::string> parts = {best->mode_label()};
   if (const BenchRow* base = baseline(bench.rows, *best); base && base != best) {
     parts.push_back(fmt::format(
         "{} vs {}", format_value(*best->samples_per_s / *base->samples_per_s, Unit::factor),
@@ -186,7 +194,7 @@ void add_bench_section(ReportBuilder& b) {
       if (labels.entries) cells.push_back(b.entry_label(row.entry, bench.runs > 1));
       cells.push_back(row.model);
       cells.push_back(row.task);
-      cells.push_back(row.mode);
+      cells.push_back(row.mode_label());
       cells.push_back(optional_value(row.batch_size));
       cells.push_back(optional_value(row.samples_per_s));
       const BenchRow* base = baseline(bench.rows, row);
@@ -195,12 +203,15 @@ void add_bench_section(ReportBuilder& b) {
       cells.push_back(optional_value(speedup));
       cells.push_back(optional_value(row.peak_memory_bytes));
       cells.push_back(optional_value(row.energy_per_sample_j));
-      cells.push_back(row.skipped.empty() ? std::string() : "skipped: " + row.skipped);
+      std::string note = row.skipped.empty() ? std::string() : "skipped: " + row.skipped;
+      // bench writes the guard's finding with the run; the table says it again per row.
+      if (bad_guard(row)) note = "does not converge (guard: " + row.guard + ")";
+      cells.push_back(note);
       t.rows.push_back(std::move(cells));
       if (!row.skipped.empty()) {
         b.add_finding({Severity::info, b.subject(row.entry),
-                       fmt::format("{} {} {} was not measured: {}", row.model, row.task, row.mode,
-                                   row.skipped)});
+                       fmt::format("{} {} {} was not measured: {}", row.model, row.task,
+                                   row.mode_label(), row.skipped)});
       }
     }
     s.blocks.push_back(std::move(t));

@@ -39,14 +39,16 @@ BenchRows collect_bench_rows(const ReportBuilder& builder) {
         continue;
       }
       auto batch = tag_number(m, "batch_size");
+      const std::string variant = tag_text(m, "variant");
       auto it = std::find_if(rows.begin(), rows.end(), [&](const BenchRow& row) {
         return row.entry.gpu_number == gpu && row.model == model && row.task == task &&
-               row.mode == mode && row.batch_size == batch;
+               row.mode == mode && row.batch_size == batch && row.variant == variant;
       });
       if (it == rows.end()) {
-        rows.push_back({entry, model, task, mode, batch, {}, {}, {}, {}});
+        rows.push_back({entry, model, task, mode, batch, {}, {}, {}, {}, variant, {}});
         it = rows.end() - 1;
       }
+      if (std::string guard = tag_text(m, "guard"); !guard.empty()) it->guard = guard;
       if (!m.value) {
         std::string why = tag_text(m, "skipped");
         it->skipped = why.empty() ? "not measured" : why;

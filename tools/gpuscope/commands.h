@@ -12,6 +12,8 @@ using Runner = std::function<int()>;
 
 // Adds `info` to `app`; sets `runner` to run it when it was chosen.
 void add_info_command(CLI::App& app, Runner& runner);
+// Adds `bench`.
+void add_bench_command(CLI::App& app, Runner& runner);
 // Adds `burn`.
 void add_burn_command(CLI::App& app, Runner& runner);
 // Adds `monitor`.
@@ -19,6 +21,8 @@ void add_monitor_command(CLI::App& app, Runner& runner);
 
 // Adds `report`.
 void add_report_command(CLI::App& app, Runner& runner);
+// Adds `study`.
+void add_study_command(CLI::App& app, Runner& runner);
 
 // Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
 int report_error(const Status& status);

@@ -38,9 +38,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   gpuscope::cli::Runner runner;
   gpuscope::cli::add_info_command(app, runner);
+  gpuscope::cli::add_bench_command(app, runner);
   gpuscope::cli::add_burn_command(app, runner);
   gpuscope::cli::add_monitor_command(app, runner);
   gpuscope::cli::add_report_command(app, runner);
+  gpuscope::cli::add_study_command(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

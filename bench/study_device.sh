@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `gpuscope study` on the GPU machine (through the device tool), in two calls of at most 10
+# minutes: the first builds gpuscope, its burn worker and gpuscope-torch and runs a quick study
+# that is interrupted (SIGINT) in the middle and resumed; the second runs the default study with
+# the binaries the first one sent back, so that it has the whole call for itself.
+#
+#   bash bench/study_device.sh prepare        # here: .carry/usr (headers, static libs)
+#   bash bench/study_device.sh build-quick    # there (carry .carry): build, $OUT/bin.tar.gz,
+#                                             # quick study + resume -> $OUT/study-quick.tar.gz
+#   bash bench/study_device.sh default BIN_TGZ  # there (carry .carry with BIN_TGZ inside):
+#                                             # the default study -> $OUT/study-default.tar.gz
+#
+# Files come back few at a time, so each study folder is sent as one archive. Reads the GPU's
+# settings; never changes power limits, clocks, MIG, persistence or compute mode (the study's
+# sweep step is skipped without --allow-power-changes, which is never passed here).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+usr="$root/.carry/usr"
+[ -d "$usr" ] && export LD_LIBRARY_PATH="$usr/lib/x86_64-linux-gnu:$usr/lib:${LD_LIBRARY_PATH:-}"
+
+gpu_facts() {
+  {
+    date -u +"%Y-%m-%dT%H:%M:%SZ"
+    nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,memory.total,persistence_mode,mig.mode.current --format=csv
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  } 2>&1 | tee "$out/study_gpu.txt"
+}
+
+# build [TARGETS...]: the three programs by default; `build gpuscope_cli` rebuilds only gpuscope
+# (a minute) over binaries unpacked from an earlier call.
+build() {
+  local build="$root/build/device-study" start targets=("$@")
+  ((${#targets[@]})) || targets=(gpuscope_cli gpuscope_burn_worker gpuscope_torch)
+  start=$(date +%s)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
+    -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
+    >"$out/study_build.log" 2>&1 || { tail -30 "$out/study_build.log"; return 1; }
+  cmake --build "$build" --target "${targets[@]}" \
+    -j "$(nproc)" >>"$out/study_build.log" 2>&1 || { grep -E "error" "$out/study_build.log" | head -30; return 1; }
+  mkdir -p "$root/bin"
+  for t in "$build/tools/gpuscope/gpuscope" "$(find "$build" -name gpuscope-burn-worker -type f | head -1)" \
+    "$build/workloads/torch/gpuscope-torch"; do
+    [ -f "$t" ] && cp "$t" "$root/bin/" && strip "$root/bin/$(basename "$t")"
+  done
+  tar -czf "$out/bin.tar.gz" -C "$root" bin
+  echo "built ${targets[*]} in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
+}
+
+use_bin() {
+  export GPUSCOPE_BURN_WORKER="$root/bin/gpuscope-burn-worker" GPUSCOPE_TORCH_BIN="$root/bin/gpuscope-torch"
+  G="$root/bin/gpuscope"
+}
+
+case "${1:-}" in
+  prepare) bash bench/monitor_device.sh prepare && bash bench/torch_jpeg_carry.sh ;;
+  build-quick)
+    gpu_facts
+    build || exit 1
+    use_bin
+    # Interrupt the quick study in its bench step, then resume: finished steps are not redone.
+    start=$(date +%s)
+    "$G" study --quick -o "$out/q" 2>"$out/study_quick_1.err" &
+    pid=$!
+    sleep "${STUDY_INTERRUPT_AFTER:-60}"
+    kill -INT "$pid"
+    wait "$pid"
+    echo "first part: exit $? after $(($(date +%s) - start)) s (130 expected)"
+    tail -4 "$out/study_quick_1.err"
+    start=$(date +%s)
+    "$G" study --resume "$out/q" >"$out/study_quick_2.out" 2>"$out/study_quick_2.err"
+    echo "resume: exit $? after $(($(date +%s) - start)) s"
+    grep -E "^study|skip|resum|done|\[" "$out/study_quick_2.err" | head -20
+    cat "$out/study_quick_2.out"
+    mv "$out"/study_quick_*.{err,out} "$out/q/" 2>/dev/null
+    tar -czf "$out/study-quick.tar.gz" -C "$out" q && rm -rf "$out/q"
+    ;;
+  default)
+    gpu_facts
+    tar -xzf "${2:?the bin.tar.gz from build-quick}" -C "$root" || exit 1
+    [ -n "${STUDY_REBUILD_CLI:-}" ] && { build gpuscope_cli || exit 1; }
+    use_bin
+    start=$(date +%s)
+    timeout -s INT -k 40 "${STUDY_TIMEOUT:-570}" "$G" study ${STUDY_LEVEL:-} -o "$out/study-h100" \
+      >"$out/study_default.out" 2>"$out/study_default.err"
+    echo "default study: exit $? after $(($(date +%s) - start)) s"
+    tail -40 "$out/study_default.out"
+    grep -vE "^\s*$" "$out/study_default.err" | tail -15
+    mv "$out"/study_default.{out,err} "$out/study-h100/" 2>/dev/null
+    tar -czf "$out/study-default.tar.gz" -C "$out" study-h100 && rm -rf "$out/study-h100"
+    ;;
+  *) echo "usage: $0 prepare | build-quick | default BIN_TGZ" >&2; exit 2 ;;
+esac

@@ -1,0 +1,118 @@
+#include "bench/row_telemetry.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace gpuscope::bench::detail {
+
+using telemetry::Metric;
+
+void SampleLog::add(const telemetry::GpuSample& sample) {
+  std::lock_guard lock(mutex_);
+  samples_.push_back(sample);
+}
+
+std::vector<telemetry::GpuSample> SampleLog::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return samples_;
+}
+
+std::optional<double> SampleLog::last_t() const {
+  std::lock_guard lock(mutex_);
+  if (samples_.empty()) return std::nullopt;
+  return samples_.back().t_s;
+}
+
+void SampleLog::drop_before(double t) {
+  std::lock_guard lock(mutex_);
+  auto first_kept = std::find_if(samples_.begin(), samples_.end(),
+                                 [t](const telemetry::GpuSample& s) { return s.t_s >= t; });
+  if (first_kept != samples_.begin()) --first_kept;
+  samples_.erase(samples_.begin(), first_kept);
+}
+
+void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
+                        const std::vector<TimedWindow>& windows, double row_t0, double row_t1,
+                        Row& row) {
+  row.gpu_memory_peak_bytes =
+      telemetry::peak_between(samples, Metric::memory_used_bytes, row_t0, row_t1);
+  if (windows.empty()) return;
+  double timed = 0, samples_done = 0, energy = 0, covered = 0;
+  bool have_energy = true;
+  for (const TimedWindow& w : windows) {
+    timed += w.t1 - w.t0;
+    samples_done += w.samples;
+    if (w.t1 - w.t0 < kMinEnergyWindowS) row.short_windows = true;
+    auto e = telemetry::energy_between(samples, w.t0, w.t1);
+    if (!e) {
+      have_energy = false;
+      continue;
+    }
+    energy += e->joules;
+    covered += e->seconds;
+  }
+  row.timed_seconds = timed;
+  row.timed_samples = samples_done;
+  // Energy counts only when the samples cover (nearly) all the timed time.
+  if (have_energy && covered > 0 && covered >= 0.9 * timed) {
+    row.energy_j = energy * timed / covered;
+    row.power_avg_w = energy / covered;
+    if (samples_done > 0) row.energy_per_sample_j = *row.energy_j / samples_done;
+  }
+  const double t0 = windows.front().t0, t1 = windows.back().t1;
+  if (auto m = telemetry::mean_between(samples, Metric::sm_activity, t0, t1)) {
+    row.sm_activity = m->value;
+  }
+  if (auto m = telemetry::mean_between(samples, Metric::tensor_activity, t0, t1)) {
+    row.tensor_activity = m->value;
+  }
+  auto throttle = telemetry::throttle_between(samples, t0, t1);
+  if (!throttle.empty()) {
+    double s = 0;
+    for (const auto& [reason, time] : throttle) s = std::max(s, time.seconds);
+    row.throttle_s = s;  // reasons overlap: the longest one, not their sum
+  }
+}
+
+Result<std::unique_ptr<RowSampler>> RowSampler::start(const nvml::Session& session, unsigned gpu,
+                                                      int interval_ms) {
+  telemetry::SamplerOptions o;
+  o.interval = std::chrono::milliseconds(interval_ms);
+  o.gpus = {std::to_string(gpu)};
+  o.processes = false;
+  GPUSCOPE_ASSIGN_OR_RETURN(auto sampler, telemetry::Sampler::open(session, o));
+  std::unique_ptr<RowSampler> rs(new RowSampler());
+  rs->sampler_ = std::move(sampler);
+  rs->interval_s_ = interval_ms / 1000.0;
+  SampleLog* log = &rs->log_;
+  rs->sampler_->start([log](telemetry::Tick&& tick) {
+    for (const telemetry::GpuSample& s : tick.gpus) log->add(s);
+  });
+  return rs;
+}
+
+RowSampler::~RowSampler() {
+  if (sampler_) sampler_->stop();
+}
+
+double RowSampler::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - sampler_->origin())
+      .count();
+}
+
+void RowSampler::wait_past(double t) const {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(2 * interval_s_ + 0.05);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto last = log_.last_t();
+    if (last && *last >= t) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+const telemetry::GpuIdentity& RowSampler::gpu() const {
+  return sampler_->gpus().front();
+}
+
+}  // namespace gpuscope::bench::detail

@@ -1,0 +1,62 @@
+// The monitor's sampler, running for the whole matrix, and what it saw during each row: energy
+// and power over the timed windows, time-weighted SM/tensor activity, time throttled, NVML's
+// peak memory. Reuses telemetry::Sampler and the window functions (telemetry.h), so a bench
+// row and `gpuscope monitor` compute energy and means the same way.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/torch_protocol.h"
+#include "gpuscope/bench.h"
+#include "gpuscope/nvml.h"
+#include "gpuscope/telemetry.h"
+
+namespace gpuscope::bench::detail {
+
+// The samples of one GPU, appended from the sampler's thread.
+class SampleLog {
+ public:
+  void add(const telemetry::GpuSample& sample);
+  std::vector<telemetry::GpuSample> snapshot() const;
+  // The time of the newest sample; nullopt before the first.
+  std::optional<double> last_t() const;
+  // Drops samples older than t (keeping the last one before it, for interpolation).
+  void drop_before(double t);
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<telemetry::GpuSample> samples_;
+};
+
+// Fills the row's telemetry fields from `samples` over its timed `windows`, and NVML's peak
+// memory over [row_t0, row_t1]. Leaves them absent where the samples lack the reading.
+void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
+                        const std::vector<TimedWindow>& windows, double row_t0, double row_t1,
+                        Row& row);
+
+// The sampler on one GPU feeding a SampleLog.
+class RowSampler {
+ public:
+  // Fails with invalid_argument for a GPU that does not exist; other failures of the sampler
+  // are returned too (the caller decides to go on without telemetry).
+  static Result<std::unique_ptr<RowSampler>> start(const nvml::Session& session, unsigned gpu,
+                                                   int interval_ms);
+  ~RowSampler();
+  double now_s() const;  // on the samples' clock
+  // Waits (at most two intervals) until a sample at or after t has arrived.
+  void wait_past(double t) const;
+  SampleLog& log() { return log_; }
+  const telemetry::GpuIdentity& gpu() const;
+
+ private:
+  RowSampler() = default;
+  std::unique_ptr<telemetry::Sampler> sampler_;
+  SampleLog log_;
+  double interval_s_ = 0.1;
+};
+
+}  // namespace gpuscope::bench::detail

@@ -1,0 +1,282 @@
+// run_bench: each row a gpuscope-torch child under the sampler, the guard runs for training
+// modes, the progress line, Ctrl-C, and the answers at the end.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <ostream>
+
+#include "bench/progress.h"
+#include "bench/row_telemetry.h"
+#include "bench/torch_protocol.h"
+#include "gpuscope/bench.h"
+#include "gpuscope/nvml.h"
+#include "gpuscope/process.h"
+
+namespace gpuscope::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool executable(const std::string& path) {
+  return !path.empty() && ::access(path.c_str(), X_OK) == 0 && !std::filesystem::is_directory(path);
+}
+
+// What one child printed and how it ended.
+struct ChildRun {
+  detail::TorchOutput output;
+  ProcessExit exit;
+  std::deque<std::string> stderr_tail;  // the last lines, for reasons
+  Status status;                        // the child could not be started
+};
+
+ChildRun run_child(const std::string& bin, const std::vector<std::string>& args, unsigned gpu,
+                   double timeout_s, detail::RowSampler* sampler) {
+  ChildRun run;
+  detail::TorchLineReader reader;
+  const Clock::time_point t0 = Clock::now();
+  ProcessOptions po;
+  po.argv = {bin};
+  po.argv.insert(po.argv.end(), args.begin(), args.end());
+  // The sampled GPU is an NVML index; CUDA numbers GPUs the same way only in PCI bus order.
+  po.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+  if (gpu != 0) po.argv.insert(po.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
+  po.on_stdout_line = [&](std::string_view line) {
+    const double at =
+        sampler ? sampler->now_s() : std::chrono::duration<double>(Clock::now() - t0).count();
+    reader.add(line, at);
+  };
+  po.stderr_mode = StderrMode::lines;
+  po.on_stderr_line = [&](std::string_view line) {
+    run.stderr_tail.emplace_back(line);
+    if (run.stderr_tail.size() > 5) run.stderr_tail.pop_front();
+  };
+  po.own_process_group = true;  // Ctrl-C reaches us only, and we forward it once
+  po.forward_interrupts = true;
+  po.timeout_seconds = timeout_s;
+  auto exit = run_process(std::move(po));
+  if (!exit.ok()) {
+    run.status = exit.status();
+  } else {
+    run.exit = *exit;
+  }
+  run.output = reader.output();
+  return run;
+}
+
+int interrupts() {
+  return InterruptForwarding::signals_received();
+}
+
+class BenchRun {
+ public:
+  BenchRun(const RunOptions& o, detail::RowSampler* sampler) : o_(o), sampler_(sampler) {}
+
+  Row run_row(const RowSpec& spec, bool* interrupted) {
+    Row row;
+    row.spec = spec;
+    const int before = interrupts();
+    const double t0 = sampler_ ? sampler_->now_s() : 0;
+    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), o_.gpu, o_.row_timeout_s, sampler_);
+    *interrupted = interrupts() > before;
+    if (!child.status.ok()) {
+      row.skipped = true;
+      row.skip_code = "failed";
+      row.skip_reason = child.status.message();
+      return row;
+    }
+    row.wall_seconds = child.exit.wall_seconds;
+    detail::fill_row(child.output, child.exit.exit_code, child.exit.term_signal,
+                     child.exit.timed_out, *interrupted, row);
+    if (row.skipped && row.skip_code == "failed" && !child.stderr_tail.empty()) {
+      row.skip_reason += " (stderr: " + child.stderr_tail.back() + ")";
+    }
+    if (sampler_ && !row.skipped) {
+      const double t1 = sampler_->now_s();
+      sampler_->wait_past(t1);
+      detail::fill_row_telemetry(sampler_->log().snapshot(), child.output.windows, t0, t1, row);
+      sampler_->log().drop_before(t1);
+    }
+    return row;
+  }
+
+  // Runs the guard for a model and mode, once; its verdict comes with judged().
+  // `extra` is the row's pass-through arguments (--device, ...).
+  void guard(const std::string& model, const std::string& mode,
+             const std::vector<std::string>& extra, std::optional<int> steps, bool* interrupted) {
+    for (const GuardRun& g : guards_) {
+      if (g.model == model && g.mode == mode) return;
+    }
+    GuardRun g;
+    g.model = model;
+    g.mode = mode;
+    const int before = interrupts();
+    std::vector<std::string> args = {"--task", "guard", "--model", model,
+                                     "--mode", mode,    "--seed",  std::to_string(o_.guard_seed)};
+    if (steps) args.insert(args.end(), {"--guard-steps", std::to_string(*steps)});
+    args.insert(args.end(), extra.begin(), extra.end());
+    ChildRun child = run_child(o_.torch_bin, args, o_.gpu, o_.row_timeout_s, nullptr);
+    *interrupted = interrupts() > before;
+    if (!child.status.ok()) {
+      g.result = {Verdict::unknown, child.status.message()};
+    } else if (child.exit.exit_code == 2 && !child.output.result) {
+      g.result = {Verdict::unknown, "this gpuscope-torch has no --task guard (exit code 2)"};
+    } else if (child.output.skipped_code) {
+      g.result = {Verdict::unknown, "guard skipped: " + child.output.skipped_reason.value_or("")};
+    } else if (!child.exit.success()) {
+      g.result = {Verdict::unknown, "guard run failed: " + child.exit.describe()};
+    } else {
+      g.curve = detail::guard_curve(child.output);
+      if (!g.curve) g.result = {Verdict::unknown, "the guard run printed no loss values"};
+    }
+    guards_.push_back(std::move(g));
+  }
+
+  // Verdicts once every curve is in: each mode against fp32 of the same model.
+  std::vector<GuardRun> judged() {
+    for (GuardRun& g : guards_) {
+      if (!g.curve) continue;
+      std::optional<LossCurve> fp32;
+      for (const GuardRun& r : guards_) {
+        if (r.model == g.model && r.mode == "fp32" && r.curve) fp32 = r.curve;
+      }
+      g.result = judge_guard(g.mode, *g.curve, fp32);
+    }
+    return guards_;
+  }
+
+ private:
+  const RunOptions& o_;
+  detail::RowSampler* sampler_;
+  std::vector<GuardRun> guards_;
+};
+
+}  // namespace
+
+Result<std::string> find_torch_bin(const std::string& explicit_path) {
+  if (!explicit_path.empty()) {
+    if (executable(explicit_path)) return explicit_path;
+    return Status(Code::not_found, "gpuscope-torch: '" + explicit_path + "' is not executable");
+  }
+  std::vector<std::string> tried;
+  if (const char* env = std::getenv("GPUSCOPE_TORCH_BIN"); env && *env) {
+    if (executable(env)) return std::string(env);
+    tried.push_back(std::string(env) + " ($GPUSCOPE_TORCH_BIN)");
+  }
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto dir = self.parent_path();
+    for (const auto& candidate :
+         {dir / "gpuscope-torch", dir / ".." / ".." / "workloads" / "torch" / "gpuscope-torch"}) {
+      const std::string path = candidate.lexically_normal().string();
+      if (executable(path)) return path;
+      tried.push_back(path);
+    }
+  }
+  std::string list;
+  for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
+  return Status(Code::not_found,
+                "gpuscope-torch not found (looked at " + list +
+                    "); build it (-DGPUSCOPE_BUILD_TORCH=ON) or pass --torch-bin PATH");
+}
+
+Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<RowSpec>& rows,
+                              const RunOptions& o, std::ostream& err) {
+  if (rows.empty()) return Status(Code::invalid_argument, "the matrix has no rows");
+  if (!executable(o.torch_bin)) {
+    return Status(Code::not_found, "gpuscope-torch: '" + o.torch_bin + "' is not executable");
+  }
+  BenchResult result;
+  result.planned = rows.size();
+  result.torch_bin = o.torch_bin;
+  result.gpu_index = o.gpu;
+  result.started_unix_s = unix_now();
+
+  std::unique_ptr<detail::RowSampler> sampler;
+  if (session) {
+    auto started = detail::RowSampler::start(*session, o.gpu, o.interval_ms);
+    if (!started.ok()) {
+      if (started.code() == Code::invalid_argument) return started.status();
+      result.warnings.push_back("no telemetry (power, energy, activity): " +
+                                started.status().message());
+    } else {
+      sampler = std::move(started).value();
+      result.gpu_name = sampler->gpu().name;
+      result.gpu_uuid = sampler->gpu().uuid;
+    }
+    if (auto driver = session->driver_version(); driver.ok()) result.driver_version = *driver;
+  } else {
+    result.warnings.push_back("no telemetry (power, energy, activity): NVML is not available");
+  }
+  for (const auto& w : result.warnings) err << "gpuscope: warning: " << w << '\n';
+
+  // Interrupts are forwarded to the running child; another owner (a test) may hold them.
+  auto forwarding = InterruptForwarding::install();
+  const int interrupts_before = interrupts();
+
+  std::vector<double> priors;
+  for (const RowSpec& r : rows) priors.push_back(detail::prior_seconds(r));
+  detail::Progress progress(std::move(priors));
+  BenchRun run(o, sampler.get());
+  const Clock::time_point started = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (interrupts() > interrupts_before) {
+      result.interrupted = true;
+      break;
+    }
+    const RowSpec& spec = rows[i];
+    if (o.progress) err << progress.line(i, spec.label(), elapsed()) << '\n' << std::flush;
+    const double row_started = elapsed();
+    bool interrupted = false;
+    Row row = run.run_row(spec, &interrupted);
+    if (!interrupted && o.guard && spec.task == "train" && !row.skipped) {
+      // fp32 first: every other mode's curve is judged against it.
+      if (spec.mode != "fp32") {
+        run.guard(spec.model, "fp32", spec.extra_args, spec.guard_steps, &interrupted);
+      }
+      if (!interrupted) {
+        run.guard(spec.model, spec.mode, spec.extra_args, spec.guard_steps, &interrupted);
+      }
+    }
+    if (row.skipped && o.progress) {
+      err << "bench   skipped: " << row.skip_reason << '\n' << std::flush;
+    }
+    result.rows.push_back(std::move(row));
+    progress.finished(i, elapsed() - row_started);
+    if (interrupted) {
+      result.interrupted = true;
+      break;
+    }
+  }
+  sampler.reset();
+  result.guards = run.judged();
+  for (Row& row : result.rows) {
+    if (!o.guard || row.spec.task != "train") continue;
+    for (const GuardRun& g : result.guards) {
+      if (g.model == row.spec.model && g.mode == row.spec.mode) row.guard = g.result;
+    }
+    if (!row.guard && !row.skipped)
+      row.guard = GuardResult{Verdict::unknown, "the guard did not run"};
+  }
+  result.answers = compute_answers(result.rows);
+  result.wall_seconds = elapsed();
+  if (o.progress) {
+    err << fmt::format("bench {} {} of {} rows in {}\n",
+                       result.interrupted ? "interrupted after" : "done:", result.rows.size(),
+                       result.planned, detail::format_duration(result.wall_seconds))
+        << std::flush;
+  }
+  return result;
+}
+
+}  // namespace gpuscope::bench

@@ -1,0 +1,420 @@
+// The headline answers of a study, from its step outputs: achieved vs datasheet compute per
+// precision, the fastest / most efficient / smallest mode per model, and the problems found.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "gpuscope/study.h"
+#include "study/json_file.h"
+
+namespace gpuscope::study {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Throttle reasons that mean the GPU slowed down for heat or a hardware signal (a problem),
+// as against sw_power_cap, which dense GEMMs reach on purpose.
+constexpr const char* kBadThrottle[] = {"hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown",
+                                        "hw_power_brake_slowdown"};
+// A throttle shorter than this share of a precision's span is noise, not a finding.
+constexpr double kThrottleShare = 0.05;
+// Pinned host<->device copies below this share of the link's rate are "low".
+constexpr double kHostLinkShare = 0.6;
+
+std::optional<double> number(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+std::string text(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
+  return j[key].get<std::string>();
+}
+
+const json* info_gpu(const json* info, int index) {
+  if (info == nullptr || !info->contains("gpus") || !(*info)["gpus"].is_array()) return nullptr;
+  for (const json& g : (*info)["gpus"]) {
+    if (g.value("index", -1) == index) return &g;
+  }
+  return nullptr;
+}
+
+using detail::read_json;
+
+std::optional<ModeAnswer> mode_answer(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  ModeAnswer a;
+  a.mode = text(j, "mode");
+  a.samples_per_second = number(j, "samples_per_second");
+  a.joules_per_sample = number(j, "joules_per_sample");
+  a.peak_allocated_bytes = number(j, "peak_allocated_bytes");
+  return a;
+}
+
+std::string gib(std::optional<double> bytes) {
+  return bytes ? fmt::format("{:.1f} GiB", *bytes / (1024.0 * 1024 * 1024)) : "memory n/a";
+}
+
+void add_host_link_problems(const json& target, int gpu, const json* info, Headlines& out) {
+  const json* g = info_gpu(info, gpu);
+  if (g == nullptr || !g->contains("pcie") || !target.contains("host_link")) return;
+  const json& pcie = (*g)["pcie"];
+  // The link's own best: the lower of what the GPU and the slot can do.
+  auto gen = number(pcie, "generation_max");
+  auto width = number(pcie, "width_max");
+  if (!gen || !width) return;
+  auto expected = pcie_link_bytes_per_s(static_cast<int>(*gen), static_cast<int>(*width));
+  if (!expected) return;
+  // Copies are measured over a range of sizes; the link is judged by the best of them (small
+  // copies are latency, not bandwidth).
+  std::map<std::string, double> best;  // pinned rate by direction
+  for (const json& row : target["host_link"]) {
+    if (text(row, "memory") != "pinned") continue;
+    const std::string direction = text(row, "direction");
+    auto rate = number(row, "bytes_per_s");
+    if ((direction != "h2d" && direction != "d2h") || !rate) continue;
+    best[direction] = std::max(best[direction], *rate);
+  }
+  for (const auto& [direction, rate] : best) {
+    if (rate >= kHostLinkShare * *expected) continue;
+    out.problems.push_back(
+        {gpu, "warning", "host_link_low",
+         fmt::format("GPU {}: pinned {} copies reach {:.1f} GB/s at best, {:.0f}% of what a PCIe "
+                     "Gen{} x{} link carries (~{:.1f} GB/s): check the slot, the riser, and the "
+                     "NUMA node the process runs on",
+                     gpu, direction, rate / 1e9, 100 * rate / *expected, *gen, *width,
+                     *expected / 1e9)});
+  }
+}
+
+}  // namespace
+
+std::optional<double> pcie_link_bytes_per_s(int generation, int width) {
+  // Per lane and direction, after line encoding (8b/10b up to Gen2, 128b/130b from Gen3), less
+  // the ~15% that TLP headers and flow control take in practice at large copy sizes.
+  double per_lane = 0;
+  switch (generation) {
+    case 1:
+      per_lane = 0.25e9;
+      break;
+    case 2:
+      per_lane = 0.5e9;
+      break;
+    case 3:
+      per_lane = 0.985e9;
+      break;
+    case 4:
+      per_lane = 1.969e9;
+      break;
+    case 5:
+      per_lane = 3.938e9;
+      break;
+    case 6:
+      per_lane = 7.563e9;
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (width <= 0) return std::nullopt;
+  return per_lane * width * 0.85;
+}
+
+void add_info_problems(const json& info, const std::vector<int>& gpus, Headlines& out) {
+  if (info.contains("failures") && info["failures"].is_array()) {
+    for (const json& f : info["failures"]) {
+      out.problems.push_back(
+          {f.contains("index") ? std::optional<int>(f.value("index", 0)) : std::nullopt, "error",
+           "gpu_failure",
+           fmt::format("GPU {} did not answer: {}", f.value("index", -1),
+                       text(f, "message").empty() ? f.dump() : text(f, "message"))});
+    }
+  }
+  for (int gpu : gpus) {
+    const json* g = info_gpu(&info, gpu);
+    if (g == nullptr || !g->contains("pcie")) continue;
+    const json& pcie = (*g)["pcie"];
+    auto width = number(pcie, "width"), width_max = number(pcie, "width_max");
+    auto gen = number(pcie, "generation"), gen_max = number(pcie, "generation_max");
+    if (width && width_max && *width < *width_max) {
+      out.problems.push_back(
+          {gpu, "warning", "pcie_link_degraded",
+           fmt::format("GPU {}: the PCIe link runs x{} of x{} lanes: reseat the card or try "
+                       "another slot; host<->device copies are limited to {:.0f}%",
+                       gpu, *width, *width_max, 100 * *width / *width_max)});
+    }
+    if (gen && gen_max && *gen < *gen_max) {
+      out.problems.push_back(
+          {gpu, "info", "pcie_link_slow_generation",
+           fmt::format("GPU {}: the PCIe link ran at Gen{} of Gen{} when read (GPUs lower the "
+                       "link speed when idle; compare with the host-link bandwidth measured)",
+                       gpu, *gen, *gen_max)});
+    }
+    if (auto gpu_gen = number(pcie, "generation_gpu_max");
+        gpu_gen && gen_max && *gen_max < *gpu_gen) {
+      out.problems.push_back({gpu, "warning", "pcie_slot_slower_than_gpu",
+                              fmt::format("GPU {} can do PCIe Gen{} but its slot only Gen{}", gpu,
+                                          *gpu_gen, *gen_max)});
+    }
+  }
+}
+
+void add_burn_answers(const json& burn, const json* info, Headlines& out) {
+  if (!burn.contains("targets") || !burn["targets"].is_array()) return;
+  for (const json& target : burn["targets"]) {
+    const int gpu = target.value("gpu_index", 0);
+    const json* g = info_gpu(info, gpu);
+    for (const json& row : target.value("gemm", json::array())) {
+      ComputeAnswer a;
+      a.gpu = gpu;
+      a.precision = text(row, "precision");
+      if (row.contains("flop_per_s")) a.achieved_flop_per_s = number(row["flop_per_s"], "median");
+      a.fraction = number(row, "fraction_of_peak");
+      if (g != nullptr && g->contains("peak") && (*g)["peak"].contains("flops_per_s")) {
+        a.datasheet_flop_per_s = number((*g)["peak"]["flops_per_s"], a.precision.c_str());
+      }
+      if (!a.datasheet_flop_per_s && a.achieved_flop_per_s && a.fraction && *a.fraction > 0) {
+        a.datasheet_flop_per_s = *a.achieved_flop_per_s / *a.fraction;
+      }
+      if (!a.fraction && a.achieved_flop_per_s && a.datasheet_flop_per_s) {
+        a.fraction = *a.achieved_flop_per_s / *a.datasheet_flop_per_s;
+      }
+      const std::string status = text(row, "status");
+      if (status != "measured")
+        a.note = status + (text(row, "note").empty() ? "" : ": " + text(row, "note"));
+      out.compute.push_back(a);
+
+      if (row.contains("errors") && number(row["errors"], "total").value_or(0) > 0) {
+        out.problems.push_back(
+            {gpu, "error", "wrong_results",
+             fmt::format("GPU {}: {} GEMMs gave wrong results ({} bad elements or tiles): the GPU "
+                         "computes incorrectly under load; check `nvidia-smi -q -d ECC` and the "
+                         "kernel log for XID errors",
+                         gpu, a.precision, number(row["errors"], "total").value_or(0))});
+      }
+      const double span = number(row, "span_seconds").value_or(0);
+      if (row.contains("throttle_seconds") && span > 0) {
+        for (const char* reason : kBadThrottle) {
+          double s = number(row["throttle_seconds"], reason).value_or(0);
+          if (s <= kThrottleShare * span) continue;
+          out.problems.push_back(
+              {gpu, "warning", "throttled",
+               fmt::format("GPU {}: {} GEMMs were slowed by {} for {:.1f} s of {:.1f} s: check "
+                           "cooling and airflow (temperature reached {} C)",
+                           gpu, a.precision, reason, s, span,
+                           number(row, "temperature_max_c")
+                               ? fmt::format("{:.0f}", *number(row, "temperature_max_c"))
+                               : "n/a")});
+        }
+      }
+    }
+    double capped = 0, capped_span = 0;
+    for (const json& row : target.value("gemm", json::array())) {
+      if (!row.contains("throttle_seconds")) continue;
+      capped += number(row["throttle_seconds"], "sw_power_cap").value_or(0);
+      capped_span += number(row, "span_seconds").value_or(0);
+    }
+    if (capped_span > 0 && capped > kThrottleShare * capped_span) {
+      out.problems.push_back(
+          {gpu, "info", "power_capped",
+           fmt::format("GPU {} ran at its power limit for {:.0f}% of the GEMM time (sw_power_cap): "
+                       "normal for dense GEMMs; the rates above are what it sustains at that "
+                       "limit",
+                       gpu, 100 * std::min(1.0, capped / capped_span))});
+    }
+    for (const json& e : target.value("errors", json::array())) {
+      const std::string code = text(e, "code");
+      if (code == "verification_failed") continue;  // reported per precision above
+      out.problems.push_back({gpu, "error", code.empty() ? "burn_error" : code,
+                              fmt::format("GPU {}: burn: {}", gpu, text(e, "message"))});
+    }
+    const std::string failure = text(target, "failure");
+    if (!failure.empty()) {
+      out.problems.push_back(
+          {gpu, "error", "burn_failed", fmt::format("GPU {}: burn: {}", gpu, failure)});
+    }
+    add_host_link_problems(target, gpu, info, out);
+  }
+}
+
+void add_bench_answers(const json& bench, int gpu, Headlines& out) {
+  if (!bench.contains("answers") || !bench["answers"].is_array()) return;
+  for (const json& a : bench["answers"]) {
+    ModelAnswer m;
+    m.gpu = gpu;
+    m.model = text(a, "model");
+    m.task = text(a, "task");
+    if (a.contains("fastest")) m.fastest = mode_answer(a["fastest"]);
+    if (a.contains("most_efficient")) m.most_efficient = mode_answer(a["most_efficient"]);
+    if (a.contains("smallest_memory")) m.smallest_memory = mode_answer(a["smallest_memory"]);
+    out.models.push_back(std::move(m));
+  }
+}
+
+Headlines compute_headlines(const State& state, const fs::path& dir) {
+  Headlines out;
+  std::optional<json> info;
+  if (auto it = state.steps.find("info");
+      it != state.steps.end() && !it->second.json_path.empty()) {
+    info = read_json(dir / it->second.json_path);
+  }
+  std::vector<int> gpus;
+  for (const Step& step : state.plan) {
+    if (step.gpu && (gpus.empty() || gpus.back() != *step.gpu)) gpus.push_back(*step.gpu);
+  }
+  if (info) add_info_problems(*info, gpus, out);
+  for (const Step& step : state.plan) {
+    auto it = state.steps.find(step.id);
+    if (it == state.steps.end()) continue;
+    const StepRecord& r = it->second;
+    if (r.status == StepStatus::failed) {
+      out.problems.push_back({step.gpu, "error", "step_failed",
+                              fmt::format("step {} failed: {}{}", step.id, r.message,
+                                          r.log_path.empty() ? "" : " (log: " + r.log_path + ")")});
+    } else if (r.status == StepStatus::skipped && !step.skip_reason) {
+      out.problems.push_back({step.gpu, "info", "step_skipped",
+                              fmt::format("step {} skipped: {}", step.id, r.message)});
+    }
+    if (r.json_path.empty()) continue;
+    auto doc = read_json(dir / r.json_path);
+    if (!doc) continue;
+    if (step.kind == StepKind::burn) add_burn_answers(*doc, info ? &*info : nullptr, out);
+    if (step.kind == StepKind::bench) add_bench_answers(*doc, step.gpu.value_or(0), out);
+  }
+  return out;
+}
+
+namespace {
+
+json optional_number(const std::optional<double>& v) {
+  return v ? json(*v) : json();
+}
+
+json mode_json(const std::optional<ModeAnswer>& m) {
+  if (!m) return json();
+  return {{"mode", m->mode},
+          {"samples_per_second", optional_number(m->samples_per_second)},
+          {"joules_per_sample", optional_number(m->joules_per_sample)},
+          {"peak_allocated_bytes", optional_number(m->peak_allocated_bytes)}};
+}
+
+std::string mode_text(const std::optional<ModeAnswer>& m, bool energy) {
+  if (!m) return "n/a";
+  std::string t = m->mode;
+  if (m->samples_per_second) t += fmt::format(" {:.0f} samples/s", *m->samples_per_second);
+  if (energy && m->joules_per_sample) t += fmt::format(", {:.3g} J/sample", *m->joules_per_sample);
+  t += ", " + gib(m->peak_allocated_bytes);
+  return t;
+}
+
+}  // namespace
+
+json summary_to_json(const State& state, const Headlines& h, const fs::path& dir,
+                     bool interrupted) {
+  json steps = json::array();
+  bool any_failed = false;
+  for (const Step& step : state.plan) {
+    json s = {{"id", step.id}, {"kind", step_kind_name(step.kind)}, {"title", step.title}};
+    s["gpu"] = step.gpu ? json(*step.gpu) : json();
+    auto it = state.steps.find(step.id);
+    if (it == state.steps.end()) {
+      s["status"] = "pending";
+    } else {
+      const StepRecord& r = it->second;
+      s["status"] = step_status_name(r.status);
+      s["duration_s"] = r.duration_seconds;
+      s["message"] = r.message;
+      s["exit_code"] = r.exit_code ? json(*r.exit_code) : json();
+      s["json"] = r.json_path;
+      s["log"] = r.log_path;
+      any_failed = any_failed || r.status == StepStatus::failed;
+    }
+    steps.push_back(s);
+  }
+  json compute = json::array();
+  for (const ComputeAnswer& c : h.compute) {
+    compute.push_back({{"gpu", c.gpu},
+                       {"precision", c.precision},
+                       {"achieved_flop_per_s", optional_number(c.achieved_flop_per_s)},
+                       {"datasheet_flop_per_s", optional_number(c.datasheet_flop_per_s)},
+                       {"fraction", optional_number(c.fraction)},
+                       {"note", c.note}});
+  }
+  json models = json::array();
+  for (const ModelAnswer& m : h.models) {
+    models.push_back({{"gpu", m.gpu},
+                      {"model", m.model},
+                      {"task", m.task},
+                      {"fastest", mode_json(m.fastest)},
+                      {"most_efficient", mode_json(m.most_efficient)},
+                      {"smallest_memory", mode_json(m.smallest_memory)}});
+  }
+  json problems = json::array();
+  for (const Problem& p : h.problems) {
+    problems.push_back({{"gpu", p.gpu ? json(*p.gpu) : json()},
+                        {"severity", p.severity},
+                        {"code", p.code},
+                        {"text", p.text}});
+  }
+  return {{"schema_version", kSummarySchemaVersion},
+          {"kind", "gpuscope.study"},
+          {"dir", dir.string()},
+          {"status",
+           interrupted ? "interrupted" : (any_failed ? "finished_with_failures" : "finished")},
+          {"level", level_name(state.options.level)},
+          {"note", state.note},
+          {"report", interrupted ? json() : json((dir / "report.html").string())},
+          {"store", interrupted ? json() : json((dir / "gpuscope.db").string())},
+          {"steps", steps},
+          {"answers", {{"compute", compute}, {"models", models}, {"problems", problems}}}};
+}
+
+std::string headlines_text(const State& state, const Headlines& h) {
+  std::ostringstream out;
+  if (!state.note.empty()) out << state.note << "\n\n";
+  out << "Compute achieved vs datasheet (burn, dense GEMM):\n";
+  if (h.compute.empty()) out << "  (no burn results)\n";
+  for (const ComputeAnswer& c : h.compute) {
+    if (!c.achieved_flop_per_s) {
+      out << fmt::format("  GPU {} {:<5} {}\n", c.gpu, c.precision,
+                         c.note.empty() ? "n/a" : c.note);
+      continue;
+    }
+    out << fmt::format("  GPU {} {:<5} {:>8.1f} TFLOP/s", c.gpu, c.precision,
+                       *c.achieved_flop_per_s / 1e12);
+    if (c.datasheet_flop_per_s) {
+      out << fmt::format(" of {:.1f} datasheet", *c.datasheet_flop_per_s / 1e12);
+    }
+    if (c.fraction) out << fmt::format(" ({:.0f}%)", 100 * *c.fraction);
+    out << '\n';
+  }
+  out << "\nModels (bench):\n";
+  if (h.models.empty()) out << "  (no bench results)\n";
+  for (const ModelAnswer& m : h.models) {
+    out << fmt::format("  GPU {} {} {}:\n", m.gpu, m.model, m.task);
+    out << fmt::format("    fastest:        {}\n", mode_text(m.fastest, false));
+    out << fmt::format("    most efficient: {}\n",
+                       m.most_efficient && m.most_efficient->joules_per_sample
+                           ? mode_text(m.most_efficient, true)
+                           : "n/a (no energy measured)");
+    out << fmt::format("    least memory:   {}\n", mode_text(m.smallest_memory, false));
+  }
+  out << "\nProblems found:\n";
+  bool none = true;
+  for (const Problem& p : h.problems) {
+    if (p.severity == "info") continue;
+    none = false;
+    out << fmt::format("  [{}] {}\n", p.severity, p.text);
+  }
+  if (none) out << "  none\n";
+  for (const Problem& p : h.problems) {
+    if (p.severity == "info") out << fmt::format("  note: {}\n", p.text);
+  }
+  return out.str();
+}
+
+}  // namespace gpuscope::study

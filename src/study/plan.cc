@@ -1,0 +1,194 @@
+// The study's plan: which steps run, with which arguments, for how long, per level.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpuscope/study.h"
+
+namespace gpuscope::study {
+namespace {
+
+// What each level runs. The bench presets are `gpuscope bench`'s; the estimates are what they
+// take on one H100 (refined at run time by the measured durations of finished steps), and the
+// timeouts keep a hung step from holding the study: quick stays under 5 minutes and the default
+// under 9 (one 10-minute command on a lent GPU machine), whatever a step does.
+struct LevelSettings {
+  double burn_seconds_per_precision;
+  double burn_estimate;
+  double burn_timeout;
+  const char* bench_preset;
+  double bench_estimate;
+  double bench_timeout;
+};
+
+LevelSettings settings_for(Level level) {
+  // Measured on the H100 (2026-11-22, bench/RESULTS.md "gpuscope study"): burn at 3 s per
+  // precision ~50 s in all; the default bench (42 rows with their guard runs) ~10 min, ResNet-50's
+  // cuDNN autotuning being a good part of it. Quick runs no guard (a guarded ResNet-50 training
+  // row alone took 30-45 s).
+  switch (level) {
+    case Level::quick:
+      return {3, 50, 90, "study-quick", 150, 240};
+    case Level::full:
+      return {30, 250, 500, "study-full", 1500, 3000};
+    case Level::standard:
+    default:
+      return {6, 75, 120, "study", 600, 780};
+  }
+}
+
+constexpr double kInfoEstimate = 3;
+constexpr double kInfoTimeout = 30;
+
+std::string gpu_title(const GpuIdentity& gpu) {
+  return fmt::format("GPU {} ({})", gpu.index, gpu.name);
+}
+
+}  // namespace
+
+std::string_view level_name(Level level) {
+  switch (level) {
+    case Level::quick:
+      return "quick";
+    case Level::full:
+      return "full";
+    case Level::standard:
+    default:
+      return "default";
+  }
+}
+
+Result<Level> parse_level(std::string_view name) {
+  if (name == "quick") return Level::quick;
+  if (name == "default" || name == "standard") return Level::standard;
+  if (name == "full") return Level::full;
+  return Status(Code::invalid_argument,
+                fmt::format("unknown study level '{}' (quick, default, full)", name));
+}
+
+std::string_view step_kind_name(StepKind kind) {
+  switch (kind) {
+    case StepKind::info:
+      return "info";
+    case StepKind::burn:
+      return "burn";
+    case StepKind::bench:
+      return "bench";
+    case StepKind::sweep:
+    default:
+      return "sweep";
+  }
+}
+
+Result<Machine> machine_from_info(const nlohmann::json& info) {
+  if (!info.is_object() || info.value("kind", "") != "gpuscope.info") {
+    return Status(Code::data_error, "not the output of `gpuscope info --json`");
+  }
+  if (info.contains("error")) {
+    return Status(Code::data_error,
+                  fmt::format("`gpuscope info` failed: {}",
+                              info["error"].value("message", info["error"].dump())));
+  }
+  Machine machine;
+  if (info.contains("host") && info["host"].is_object()) {
+    machine.hostname = info["host"].value("hostname", "");
+  }
+  if (!info.contains("gpus") || !info["gpus"].is_array()) {
+    return Status(Code::data_error, "`gpuscope info --json` output has no \"gpus\" list");
+  }
+  for (const nlohmann::json& g : info["gpus"]) {
+    if (!g.is_object() || !g.contains("index") || !g["index"].is_number_integer()) {
+      return Status(Code::data_error, "a GPU of `gpuscope info --json` has no index");
+    }
+    machine.gpus.push_back({g["index"].get<int>(), g.value("uuid", ""), g.value("name", "")});
+  }
+  return machine;
+}
+
+Result<std::vector<GpuIdentity>> choose_gpus(const Options& options, const Machine& machine) {
+  if (machine.gpus.empty()) return Status(Code::no_device, "no GPU is visible");
+  if (options.gpus.empty()) return machine.gpus;
+  std::vector<GpuIdentity> chosen;
+  for (const std::string& selector : options.gpus) {
+    auto it = std::find_if(machine.gpus.begin(), machine.gpus.end(), [&](const GpuIdentity& g) {
+      return g.uuid == selector || std::to_string(g.index) == selector;
+    });
+    if (it == machine.gpus.end()) {
+      std::string known;
+      for (const GpuIdentity& g : machine.gpus) {
+        known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", g.index, g.uuid);
+      }
+      return Status(Code::not_found,
+                    fmt::format("--gpu {}: no such GPU (this machine has {})", selector, known));
+    }
+    bool seen = std::any_of(chosen.begin(), chosen.end(),
+                            [&](const GpuIdentity& g) { return g.index == it->index; });
+    if (!seen) chosen.push_back(*it);
+  }
+  std::sort(chosen.begin(), chosen.end(),
+            [](const GpuIdentity& a, const GpuIdentity& b) { return a.index < b.index; });
+  return chosen;
+}
+
+Step make_info_step() {
+  Step info;
+  info.id = "info";
+  info.kind = StepKind::info;
+  info.title = "info: what each GPU is and its limits";
+  info.args = {"info", "--json"};
+  info.estimate_seconds = kInfoEstimate;
+  info.timeout_seconds = kInfoTimeout;
+  return info;
+}
+
+Result<std::vector<Step>> build_plan(const Options& options, const Machine& machine) {
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<GpuIdentity> gpus, choose_gpus(options, machine));
+  const LevelSettings s = settings_for(options.level);
+  std::vector<Step> plan;
+
+  plan.push_back(make_info_step());
+
+  for (const GpuIdentity& gpu : gpus) {
+    const std::string index = std::to_string(gpu.index);
+    Step burn;
+    burn.id = "burn-gpu" + index;
+    burn.kind = StepKind::burn;
+    burn.gpu = gpu.index;
+    burn.title = "burn " + gpu_title(gpu) + ": every precision, memory, host link";
+    burn.args = {"burn",
+                 "--gpu",
+                 index,
+                 "--duration",
+                 fmt::format("{:g}", s.burn_seconds_per_precision),
+                 "--precision",
+                 "all",
+                 "--json"};
+    burn.estimate_seconds = s.burn_estimate;
+    burn.timeout_seconds = s.burn_timeout;
+    plan.push_back(burn);
+
+    Step bench;
+    bench.id = "bench-gpu" + index;
+    bench.kind = StepKind::bench;
+    bench.gpu = gpu.index;
+    bench.title = "bench " + gpu_title(gpu) + ": reference models, train and infer, every mode";
+    bench.args = {"bench",  "--preset", s.bench_preset, "--gpu",  index,
+                  "--json", "{json}",   "--store",      "{store}"};
+    if (options.level == Level::quick) bench.args.insert(bench.args.end(), {"--guard", "off"});
+    bench.json_on_stdout = false;
+    bench.estimate_seconds = s.bench_estimate;
+    bench.timeout_seconds = s.bench_timeout;
+    plan.push_back(bench);
+
+    Step sweep;
+    sweep.id = "sweep-gpu" + index;
+    sweep.kind = StepKind::sweep;
+    sweep.gpu = gpu.index;
+    sweep.title = "power sweep " + gpu_title(gpu);
+    sweep.skip_reason = "not built yet; needs --allow-power-changes";
+    plan.push_back(sweep);
+  }
+  return plan;
+}
+
+}  // namespace gpuscope::study

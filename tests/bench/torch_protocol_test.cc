@@ -1,0 +1,131 @@
+// gpuscope-torch's lines into a row: the decision table of bench/torch_protocol.h.
+#include "bench/torch_protocol.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+namespace gpuscope::bench::detail {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char* kStart =
+    R"({"v":1,"type":"start","model":"vit_b16","task":"train","mode":"amp_bf16","batch":160,)"
+    R"("torch_version":"2.11.0+cu130","device":{"type":"cuda","name":"NVIDIA H100 80GB HBM3"}})";
+// A result line as gpuscope-torch printed it on the H100 (2026-11-22), loss values shortened.
+const char* kResult =
+    R"({"v":1,"type":"result","model":"vit_b16","task":"train","mode":"amp_bf16","batch":160,)"
+    R"("batch_searched":false,"samples_per_second":2547.3975343222055,)"
+    R"("step_seconds":{"count":50,"median":0.06278167915344238,"relative_spread":0.013849429395065484},)"
+    R"("peak_allocated_bytes":12394158080,"peak_reserved_bytes":13121880064,)"
+    R"("loss":{"first":6.96,"last":7.03,"values":[6.96,7.07,7.03]},"loss_scale":null,)"
+    R"("skipped_steps":null,"partial":false})";
+
+TorchOutput read(const std::vector<std::string>& lines) {
+  TorchLineReader reader;
+  double t = 10;
+  for (const auto& l : lines) reader.add(l, t += 1);
+  return reader.output();
+}
+
+TEST(TorchProtocol, AResultIsAMeasuredRow) {
+  auto out = read({kStart, R"({"v":1,"type":"window","window":0,"samples":1600,"seconds":0.63})",
+                   R"({"v":1,"type":"future_line_type","x":1})", kResult,
+                   R"({"v":1,"type":"done","ok":true,"exit_code":0})"});
+  ASSERT_EQ(out.windows.size(), 1u);
+  EXPECT_DOUBLE_EQ(out.windows[0].t1, 12);  // arrived at 12 s
+  EXPECT_DOUBLE_EQ(out.windows[0].t0, 12 - 0.63);
+  Row row;
+  fill_row(out, 0, std::nullopt, false, false, row);
+  EXPECT_FALSE(row.skipped) << row.skip_reason;
+  EXPECT_EQ(row.batch, 160);
+  EXPECT_DOUBLE_EQ(*row.samples_per_second, 2547.3975343222055);
+  EXPECT_DOUBLE_EQ(*row.peak_allocated_bytes, 12394158080.0);
+  EXPECT_NEAR(*row.step_relative_spread, 0.01385, 1e-5);
+  EXPECT_EQ(row.torch_version, "2.11.0+cu130");
+  EXPECT_EQ(row.device_name, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(TorchProtocol, OutOfMemoryIsSkippedWithItsReason) {
+  auto out = read(
+      {kStart,
+       R"({"v":1,"type":"skipped","code":"out_of_memory","reason":"CUDA out of memory at batch 4096"})",
+       R"({"v":1,"type":"done","ok":false,"exit_code":3})"});
+  Row row;
+  fill_row(out, 3, std::nullopt, false, false, row);
+  EXPECT_TRUE(row.skipped);
+  EXPECT_EQ(row.skip_code, "out_of_memory");
+  EXPECT_EQ(row.skip_reason, "CUDA out of memory at batch 4096");
+}
+
+TEST(TorchProtocol, AKilledChildCrashed) {
+  auto out = read({kStart, R"({"v":1,"type":"window","window":0,"samples":1600,"seconds":0.6})"});
+  Row row;
+  fill_row(out, std::nullopt, SIGSEGV, false, false, row);
+  EXPECT_TRUE(row.skipped);
+  EXPECT_EQ(row.skip_code, "crashed");
+  EXPECT_THAT(row.skip_reason, HasSubstr("SIGSEGV"));
+  EXPECT_THAT(row.skip_reason, HasSubstr("after 1 timed windows"));
+}
+
+TEST(TorchProtocol, MalformedOutput) {
+  Row row;
+  fill_row(read({kStart, "Traceback (most recent call last):", kResult}), 0, std::nullopt, false,
+           false, row);
+  EXPECT_EQ(row.skip_code, "malformed");
+  EXPECT_THAT(row.skip_reason, HasSubstr("line 2: not a JSON object"));
+
+  Row version;
+  fill_row(read({R"({"v":2,"type":"start"})"}), 0, std::nullopt, false, false, version);
+  EXPECT_EQ(version.skip_code, "malformed");
+  EXPECT_THAT(version.skip_reason, HasSubstr("protocol version 2"));
+
+  Row silent;
+  fill_row(read({kStart}), 0, std::nullopt, false, false, silent);
+  EXPECT_EQ(silent.skip_code, "malformed");
+  EXPECT_THAT(silent.skip_reason, HasSubstr("no result"));
+}
+
+TEST(TorchProtocol, ErrorsExitCodesTimeoutsAndInterrupts) {
+  Row error;
+  fill_row(read({kStart, R"({"v":1,"type":"error","code":"internal","message":"cuDNN failed"})"}),
+           6, std::nullopt, false, false, error);
+  EXPECT_EQ(error.skip_code, "failed");
+  EXPECT_THAT(error.skip_reason, HasSubstr("cuDNN failed"));
+
+  Row exit_only;
+  fill_row(read({kStart}), 6, std::nullopt, false, false, exit_only);
+  EXPECT_EQ(exit_only.skip_code, "failed");
+  EXPECT_THAT(exit_only.skip_reason, HasSubstr("exit code 6"));
+
+  Row timeout;
+  fill_row(read({kStart}), std::nullopt, SIGKILL, true, false, timeout);
+  EXPECT_EQ(timeout.skip_code, "timeout");
+
+  Row partial;
+  std::string partial_result = kResult;
+  partial_result.replace(partial_result.find("\"partial\":false"), 15, "\"partial\":true");
+  fill_row(read({kStart, partial_result}), 130, std::nullopt, false, false, partial);
+  EXPECT_EQ(partial.skip_code, "interrupted");
+  Row interrupted;
+  fill_row(read({kStart, kResult}), 130, std::nullopt, false, true, interrupted);
+  EXPECT_EQ(interrupted.skip_code, "interrupted");
+}
+
+TEST(TorchProtocol, GuardCurveReadsNullAsNonFinite) {
+  auto out = read(
+      {kStart,
+       R"({"v":1,"type":"result","task":"guard","mode":"amp_fp16","loss":{"values":[2.3,1.9,null]},"loss_scale":32768.0,"skipped_steps":2})"});
+  auto curve = guard_curve(out);
+  ASSERT_TRUE(curve);
+  ASSERT_EQ(curve->losses.size(), 3u);
+  EXPECT_DOUBLE_EQ(curve->losses[1], 1.9);
+  EXPECT_TRUE(std::isnan(curve->losses[2]));
+  EXPECT_EQ(curve->loss_scale, 32768.0);
+  EXPECT_EQ(curve->skipped_steps, 2);
+  EXPECT_FALSE(guard_curve(read({kStart})));
+}
+
+}  // namespace
+}  // namespace gpuscope::bench::detail

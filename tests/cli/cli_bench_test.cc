@@ -1,0 +1,361 @@
+// `gpuscope bench` end to end: the real binary, NVML replaced by the fake library (a GPU at a
+// constant 300 W) and gpuscope-torch by a scripted fake (tests/fakes/torch): rows measured with
+// energy, OOM / unsupported / crashed / malformed rows skipped while the matrix goes on, the
+// convergence guard, Ctrl-C keeping the finished rows, the JSON document and the store.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/store.h"
+
+extern char** environ;
+
+namespace gpuscope {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string temp_dir() {
+  const std::string dir = ::testing::TempDir() + "/cli_bench_test";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string fresh(const std::string& name) {
+  const std::string path = temp_dir() + "/" + std::to_string(getpid()) + "-" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return path;
+}
+
+std::vector<std::string> base_env() {
+  return {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
+          std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_BENCH_TEST_DATA +
+              "/h100_constant_300w.json",
+          std::string("GPUSCOPE_TORCH_BIN=") + GPUSCOPE_FAKE_TORCH};
+}
+
+// Runs gpuscope with `args` and extra environment, capturing both streams.
+CliRun bench(const std::string& args, const std::vector<std::string>& env = {}) {
+  static int counter = 0;
+  const std::string base = fresh("run" + std::to_string(++counter));
+  std::string vars;
+  for (const auto& e : base_env()) vars += " '" + e + "'";
+  for (const auto& e : env) vars += " '" + e + "'";
+  const std::string command = "env" + vars + " " + GPUSCOPE_BIN + " bench " + args + " >" + base +
+                              ".out 2>" + base + ".err </dev/null";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(base + ".out");
+  run.err = slurp(base + ".err");
+  return run;
+}
+
+nlohmann::json json_of(const CliRun& run) {
+  auto j = nlohmann::json::parse(run.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << run.out << run.err;
+  return j;
+}
+
+const nlohmann::json* row(const nlohmann::json& doc, const std::string& task,
+                          const std::string& mode) {
+  for (const auto& r : doc["rows"]) {
+    if (r["task"] == task && r["mode"] == mode) return &r;
+  }
+  return nullptr;
+}
+
+TEST(CliBench, ListPrintsTheExpandedRows) {
+  CliRun run = bench("--preset seeds --list");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("23 rows"));
+  EXPECT_THAT(run.out, HasSubstr("--input host --loader-workers 8 --pinned on"));
+  run = bench("--model gpt2 --task infer --mode bf16,fp8 --knob graphs=on,off --list");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("4 rows"));
+}
+
+TEST(CliBench, BadArgumentsAreUsageErrors) {
+  EXPECT_EQ(bench("--model vit_b16 --knob turbo=on").exit_code, kExitUsage);
+  EXPECT_EQ(bench("--model vit_b16 --mode fp12").exit_code, kExitUsage);
+  CliRun both = bench("--preset seeds --model vit_b16");
+  EXPECT_EQ(both.exit_code, kExitUsage);
+  EXPECT_THAT(both.err, HasSubstr("--preset is a whole matrix"));
+  EXPECT_EQ(bench("").exit_code, kExitUsage);
+  CliRun gpu = bench("--model vit_b16 --gpu 7");  // the fake machine has one GPU
+  EXPECT_EQ(gpu.exit_code, kExitUsage);
+  CliRun missing = bench("--model vit_b16 --torch-bin /nonexistent/gpuscope-torch");
+  EXPECT_EQ(missing.exit_code, kExitUsage);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/gpuscope-torch"));
+}
+
+TEST(CliBench, MeasuresRowsAndSkipsTheOnesThatCannotRun) {
+  const std::string log = fresh("args.log");
+  CliRun run = bench("--model vit_b16 --mode fp32,amp_fp16,fp16,fp8 --windows 3 --steps 5 --json -",
+                     {"GPUSCOPE_FAKE_TORCH_OOM=train:fp16", "GPUSCOPE_FAKE_TORCH_UNSUPPORTED=fp8",
+                      "GPUSCOPE_FAKE_TORCH_KILL=infer:amp_fp16", "GPUSCOPE_FAKE_TORCH_LOG=" + log});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  nlohmann::json doc = json_of(run);
+  EXPECT_EQ(doc["kind"], "gpuscope.bench");
+  EXPECT_EQ(doc["schema_version"], 1);
+  ASSERT_EQ(doc["rows"].size(), 8u);  // the matrix went on past every failure
+  EXPECT_EQ(doc["gpu"]["name"], "NVIDIA H100 80GB HBM3");
+
+  const auto* oom = row(doc, "train", "fp16");
+  EXPECT_EQ((*oom)["status"], "skipped");
+  EXPECT_EQ((*oom)["skip_code"], "out_of_memory");
+  EXPECT_THAT((*oom)["skip_reason"].get<std::string>(), HasSubstr("out of memory"));
+  EXPECT_EQ((*row(doc, "infer", "fp8"))["skip_code"], "not_supported");
+  const auto* killed = row(doc, "infer", "amp_fp16");
+  EXPECT_EQ((*killed)["skip_code"], "crashed");
+  EXPECT_THAT((*killed)["skip_reason"].get<std::string>(), HasSubstr("SIGKILL"));
+
+  // A measured row: the fake's samples/s, and energy from the fake GPU's 300 W over the timed
+  // windows only: J/sample = 300 W x window seconds / samples per window.
+  const auto* fp32 = row(doc, "train", "fp32");
+  ASSERT_EQ((*fp32)["status"], "ok");
+  EXPECT_NEAR((*fp32)["samples_per_second"].get<double>(), 128 * 5 / 0.2, 1e-6);
+  EXPECT_EQ((*fp32)["batch"], 128);
+  const double window_s = (*fp32)["timed_seconds"].get<double>() / 3;
+  EXPECT_NEAR((*fp32)["power_avg_w"].get<double>(), 300, 3);
+  EXPECT_NEAR((*fp32)["joules_per_sample"].get<double>(), 300 * window_s / 640,
+              0.05 * 300 * window_s / 640);
+  EXPECT_NEAR((*fp32)["sm_activity"].get<double>(), 0.8, 0.01);
+  EXPECT_NEAR((*fp32)["tensor_activity"].get<double>(), 0.5, 0.01);
+  EXPECT_EQ((*fp32)["short_energy_windows"], true);  // 0.2 s windows
+  EXPECT_EQ((*fp32)["guard"]["verdict"], "ok");
+  EXPECT_TRUE((*row(doc, "infer", "fp32"))["guard"].is_null());  // no guard for inference
+
+  // Answers: amp_fp16 is the fastest training mode that ran, fp16 having run out of memory.
+  ASSERT_EQ(doc["answers"].size(), 2u);
+  EXPECT_EQ(doc["answers"][0]["task"], "train");
+  EXPECT_EQ(doc["answers"][0]["fastest"]["mode"], "amp_fp16");
+  EXPECT_EQ(doc["answers"][0]["most_efficient"]["mode"], "amp_fp16");
+  EXPECT_EQ(doc["answers"][0]["smallest_memory"]["mode"], "amp_fp16");
+  EXPECT_EQ(doc["answers"][1]["fastest"]["mode"], "fp16");  // amp_fp16 crashed, fp8 unsupported
+
+  // Each row ran gpuscope-torch with its own arguments; guards for the two training modes that ran.
+  const std::string args = slurp(log);
+  EXPECT_THAT(args, HasSubstr("--model vit_b16 --task train --mode fp32 --windows 3 --steps 5"));
+  EXPECT_THAT(args, HasSubstr("--task guard --model vit_b16 --mode fp32 --seed 0"));
+  EXPECT_THAT(args, HasSubstr("--task guard --model vit_b16 --mode amp_fp16 --seed 0"));
+  EXPECT_THAT(args, ::testing::Not(HasSubstr("--task guard --model vit_b16 --mode fp16")));
+  // The progress line.
+  EXPECT_THAT(run.err, HasSubstr("bench [1/8] vit_b16 train fp32"));
+  EXPECT_THAT(run.err, HasSubstr("elapsed, ~"));
+  EXPECT_THAT(run.err, HasSubstr("bench   skipped: CUDA out of memory"));
+}
+
+// The seeds preset end to end (fake windows 10x shorter): every row, the guard for each training
+// mode, and what cudnn.benchmark, loader workers, pinning and non_blocking bought.
+TEST(CliBench, SeedsPresetAnswersTheSeedsQuestions) {
+  CliRun run = bench("--preset seeds --json -", {"GPUSCOPE_FAKE_TORCH_TIME_SCALE=0.1"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  nlohmann::json doc = json_of(run);
+  ASSERT_EQ(doc["rows"].size(), 23u);
+  EXPECT_EQ(doc["rows_planned"], 23);
+  // ViT-B/16 train and infer, ResNet-50 train.
+  ASSERT_EQ(doc["answers"].size(), 3u);
+  EXPECT_EQ(doc["answers"][0]["model"], "vit_b16");
+  EXPECT_EQ(doc["answers"][0]["fastest"]["mode"], "fp8");  // the fake's fastest mode
+  EXPECT_EQ(doc["answers"][1]["task"], "infer");
+  const auto& resnet = doc["answers"][2];
+  EXPECT_EQ(resnet["model"], "resnet50");
+  std::map<std::string, double> bought;
+  for (const auto& e : resnet["knob_effects"]) {
+    bought[e["knob"].get<std::string>() + " " + e["mode"].get<std::string>()] =
+        e["speedup"].get<double>();
+  }
+  EXPECT_NEAR(bought["cudnn_benchmark fp32"], 1.25, 1e-6);  // the fake: off is 0.8x
+  EXPECT_NEAR(bought["cudnn_benchmark amp_fp16"], 1.25, 1e-6);
+  EXPECT_NEAR(bought["loader_workers amp_bf16"], 2.0, 1e-6);
+  EXPECT_NEAR(bought["pinned amp_bf16"], 1.2, 1e-6);
+  EXPECT_NEAR(bought["non_blocking amp_bf16"], 1.1, 1e-6);
+  // One guard per training mode and model: 7 ViT modes, ResNet-50 fp32, amp_fp16, amp_bf16.
+  EXPECT_EQ(doc["guard"].size(), 10u);
+}
+
+// Without a driver the rows still run, without power and energy, and say why.
+TEST(CliBench, WithoutNvmlRowsHaveNoEnergy) {
+  CliRun run = bench("--model vit_b16 --task infer --mode bf16 --windows 1 --steps 1 --json -",
+                     {std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_TEST_FIXTURES +
+                      "/nvml/no_driver.json"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  nlohmann::json doc = json_of(run);
+  EXPECT_THAT(run.err, HasSubstr("warning: no telemetry"));
+  EXPECT_EQ(doc["rows"][0]["status"], "ok");
+  EXPECT_TRUE(doc["rows"][0]["samples_per_second"].is_number());
+  EXPECT_TRUE(doc["rows"][0]["joules_per_sample"].is_null());
+  EXPECT_TRUE(doc["answers"][0]["most_efficient"].is_null());
+  EXPECT_FALSE(doc["answers"][0]["fastest"].is_null());
+}
+
+// A row that outlives --row-timeout is stopped (SIGTERM, then SIGKILL) and skipped.
+TEST(CliBench, ARowPastItsTimeLimitIsStopped) {
+  CliRun run = bench(
+      "--model vit_b16 --task train --mode fp32,bf16 --windows 3 --steps 1 --guard off "
+      "--row-timeout 0.5 --json -",
+      {"GPUSCOPE_FAKE_TORCH_TIME_SCALE=5"});  // fp32 windows of 1 s, bf16 of 0.2 s
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  nlohmann::json doc = json_of(run);
+  EXPECT_EQ((*row(doc, "train", "fp32"))["skip_code"], "timeout");
+  EXPECT_EQ((*row(doc, "train", "bf16"))["skip_code"], "timeout");
+  CliRun quick = bench(
+      "--model vit_b16 --task train --mode bf16 --windows 1 --steps 1 --guard off "
+      "--row-timeout 5 --json -");
+  EXPECT_EQ((*row(json_of(quick), "train", "bf16"))["status"], "ok");
+}
+
+TEST(CliBench, CrashesAndMalformedOutputAreSkippedRows) {
+  CliRun run = bench("--model resnet50 --task infer --mode fp32,tf32,bf16 --windows 2 --steps 2",
+                     {"GPUSCOPE_FAKE_TORCH_SEGV=fp32", "GPUSCOPE_FAKE_TORCH_MALFORMED=tf32"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("skipped: crashed"));
+  EXPECT_THAT(run.out, HasSubstr("skipped: malformed"));
+  EXPECT_THAT(run.out, HasSubstr("killed by SIGSEGV"));
+  EXPECT_THAT(run.out, HasSubstr("not a JSON object"));
+  EXPECT_THAT(run.out, HasSubstr("fastest:          bf16"));
+}
+
+TEST(CliBench, GuardVerdictsExcludeBrokenModes) {
+  CliRun run = bench(
+      "--model gpt2 --task train --mode fp32,fp16,bf16,amp_fp16 --windows 2 --steps 2 --json -",
+      {"GPUSCOPE_FAKE_TORCH_GUARD_DIVERGE=bf16", "GPUSCOPE_FAKE_TORCH_GUARD_NAN=fp16",
+       "GPUSCOPE_FAKE_TORCH_GUARD_COLLAPSE=amp_fp16"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  nlohmann::json doc = json_of(run);
+  EXPECT_EQ((*row(doc, "train", "fp32"))["guard"]["verdict"], "ok");
+  EXPECT_EQ((*row(doc, "train", "fp16"))["guard"]["verdict"], "nan");
+  EXPECT_EQ((*row(doc, "train", "bf16"))["guard"]["verdict"], "diverged");
+  EXPECT_EQ((*row(doc, "train", "amp_fp16"))["guard"]["verdict"], "scale_collapse");
+  // bf16 and fp16 are faster, but broken: fp32 is the fastest that learns.
+  EXPECT_EQ(doc["answers"][0]["fastest"]["mode"], "fp32");
+  EXPECT_EQ(doc["guard"].size(), 4u);
+}
+
+TEST(CliBench, AGpuscopeTorchWithoutGuardGivesUnknown) {
+  CliRun run = bench("--model vit_b16 --task train --mode fp32,bf16 --windows 1 --steps 1 --json -",
+                     {"GPUSCOPE_FAKE_TORCH_NO_GUARD=1"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  nlohmann::json doc = json_of(run);
+  const auto& guard = (*row(doc, "train", "bf16"))["guard"];
+  EXPECT_EQ(guard["verdict"], "unknown");
+  EXPECT_THAT(guard["reason"].get<std::string>(), HasSubstr("no --task guard"));
+  EXPECT_EQ(doc["answers"][0]["fastest"]["mode"], "bf16");  // unknown does not exclude
+  CliRun off =
+      bench("--model vit_b16 --task train --mode bf16 --windows 1 --steps 1 --guard off --json -");
+  EXPECT_TRUE((*row(json_of(off), "train", "bf16"))["guard"].is_null());
+}
+
+TEST(CliBench, StoreRunFlowsIntoTheReport) {
+  const std::string db = fresh("bench.db");
+  CliRun run = bench(
+      "--model vit_b16 --mode fp32,bf16,fp8 --knob cudnn_benchmark=off,on --windows 2 --steps 2 "
+      "--store " +
+          db,
+      {"GPUSCOPE_FAKE_TORCH_UNSUPPORTED=fp8", "GPUSCOPE_FAKE_TORCH_GUARD_NAN=bf16"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("written to " + db));
+  auto opened = store::Store::open(db, {true, {}});
+  ASSERT_TRUE(opened.ok());
+  auto runs = (*opened)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].kind, "bench");
+  auto data = (*opened)->load_run((*runs)[0].id);
+  ASSERT_TRUE(data.ok());
+  EXPECT_THAT(data->run.command_line, HasSubstr("bench --model vit_b16"));
+
+  // `gpuscope report` renders it in its bench section.
+  const std::string report = fresh("report.md");
+  const std::string command = std::string(GPUSCOPE_BIN) + " report " + db + " -o " + report +
+                              " --format md >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const std::string md = slurp(report);
+  EXPECT_THAT(md, HasSubstr("Training and inference modes (bench)"));
+  // Rows that differ only in a knob stay apart, named by what differs.
+  EXPECT_THAT(md, HasSubstr("bf16 [cudnn_benchmark=off]"));
+  EXPECT_THAT(md, HasSubstr("bf16 [cudnn_benchmark=on]"));
+  EXPECT_THAT(md, HasSubstr("skipped: fp8 needs compute capability 8.9 (fake)"));
+  // The guard's verdict: in the row's note and as a finding.
+  EXPECT_THAT(md, HasSubstr("does not converge (guard: nan)"));
+  EXPECT_THAT(md, HasSubstr("vit_b16 bf16 nan: the loss is not finite from step 30 on"));
+}
+
+// Ctrl-C: the running row is told (forwarded), the finished rows are kept and written.
+TEST(CliBench, InterruptKeepsTheFinishedRows) {
+  const std::string json = fresh("interrupted.json");
+  const std::string log = fresh("interrupt_args.log");
+  std::vector<std::string> argv = {"/usr/bin/env"};
+  for (const auto& e : base_env()) argv.push_back(e);
+  argv.push_back("GPUSCOPE_FAKE_TORCH_LOG=" + log);
+  argv.push_back("GPUSCOPE_FAKE_TORCH_TIME_SCALE=12");  // fp32 windows of 0.8 s
+  for (const char* a : {GPUSCOPE_BIN, "bench", "--model", "vit_b16", "--task", "infer", "--mode",
+                        "bf16,fp16,fp32,tf32", "--windows", "4", "--steps", "2", "--json"}) {
+    argv.push_back(a);
+  }
+  argv.push_back(json);
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const std::string out = fresh("interrupt.out"), err = fresh("interrupt.err");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  // Wait until the third row (fp32, 4 x 0.8 s) has started, then press Ctrl-C.
+  bool third = false;
+  for (int i = 0; i < 400 && !third; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    third = slurp(log).find("--mode fp32") != std::string::npos;
+  }
+  ASSERT_TRUE(third) << slurp(err);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), kExitInterrupted) << slurp(err);
+  nlohmann::json doc = nlohmann::json::parse(slurp(json), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << slurp(err);
+  EXPECT_EQ(doc["interrupted"], true);
+  EXPECT_EQ(doc["rows_planned"], 4);
+  ASSERT_EQ(doc["rows"].size(), 3u);  // bf16, fp16 finished; fp32 interrupted; tf32 never ran
+  EXPECT_EQ(doc["rows"][0]["status"], "ok");
+  EXPECT_EQ(doc["rows"][1]["status"], "ok");
+  EXPECT_EQ(doc["rows"][2]["skip_code"], "interrupted");
+  EXPECT_EQ(slurp(log).find("--mode tf32"), std::string::npos);
+  EXPECT_THAT(slurp(out), HasSubstr("(interrupted)"));
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -1,0 +1,310 @@
+// `gpuscope study` end to end: the real binary, NVML replaced by the fake library, and the steps
+// run by a scripted stand-in for the gpuscope executable (GPUSCOPE_STUDY_SELF) that passes
+// `info` to the real binary and plays burn and bench from recordings, or fails, crashes or is
+// interrupted on request.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gpuscope/exit_codes.h"
+
+namespace gpuscope {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+const char kFakeSelf[] = R"(#!/bin/bash
+# A stand-in for gpuscope as `gpuscope study` runs it for each step.
+echo "$1" >> "$FAKE_STUDY_CALLS"
+case "$1" in
+  info) exec "$REAL_GPUSCOPE" "$@" ;;
+  burn)
+    case "${FAKE_BURN:-ok}" in
+      ok) cat "$FIXTURES/burn/h100_burn_recorded_2026-11-22.json"; exit 0 ;;
+      crash) echo "burn: something went badly wrong" >&2; kill -SEGV $$ ;;
+    esac ;;
+  bench)
+    while [ $# -gt 0 ]; do
+      case "$1" in --json) out="$2"; shift ;; --store) store="$2"; shift ;; esac
+      shift
+    done
+    case "${FAKE_BENCH:-ok}" in
+      ok)
+        cp "$SAMPLE/steps/bench-gpu0.db" "$store"
+        cp "$SAMPLE/steps/bench-gpu0.json" "$out"
+        echo "bench: done" >&2
+        exit 0 ;;
+      missing) echo "gpuscope: error: gpuscope-torch was not found next to gpuscope" >&2; exit 2 ;;
+      interrupt) trap 'echo "bench: stopping" >&2; exit 130' INT; kill -INT $PPID; sleep 10 & wait; exit 0 ;;
+    esac ;;
+esac
+echo "fake gpuscope: unexpected $*" >&2
+exit 99
+)";
+
+class CliStudy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = fs::path(::testing::TempDir()) /
+            ("cli_study_" + std::to_string(getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base_);
+    fs::create_directories(base_);
+    fake_ = base_ / "fake-gpuscope";
+    std::ofstream(fake_) << kFakeSelf;
+    fs::permissions(fake_, fs::perms::owner_all);
+    calls_ = base_ / "calls.txt";
+    dir_ = base_ / "study";
+  }
+
+  // Runs gpuscope with `args`; `env` adds KEY=VALUE pairs (or `-u NAME`).
+  CliRun gpuscope(const std::string& args, const std::string& env = "",
+                  const std::string& scenario = "h100_sxm.json") {
+    static int call = 0;
+    std::string out = (base_ / ("run" + std::to_string(++call) + ".out")).string();
+    std::string err = (base_ / ("run" + std::to_string(call) + ".err")).string();
+    std::string fixtures = GPUSCOPE_TEST_FIXTURES;
+    std::string command =
+        "env CUDA_VISIBLE_DEVICES= GPUSCOPE_NVML_LIBRARY=" + std::string(GPUSCOPE_FAKE_NVML_PATH) +
+        " GPUSCOPE_FAKE_NVML_SCENARIO=" + fixtures + "/nvml/" + scenario +
+        " GPUSCOPE_STUDY_SELF=" + fake_.string() + " REAL_GPUSCOPE=" + GPUSCOPE_BIN +
+        " FAKE_STUDY_CALLS=" + calls_.string() + " FIXTURES=" + fixtures +
+        " SAMPLE=" + GPUSCOPE_SAMPLE_SOURCE_DIR + " " + env + " " + GPUSCOPE_BIN + " " + args +
+        " >" + out + " 2>" + err + " </dev/null";
+    int status = std::system(command.c_str());
+    CliRun run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = slurp(out);
+    run.err = slurp(err);
+    return run;
+  }
+
+  json state() { return json::parse(slurp(dir_ / "study.json")); }
+  std::string status_of(const std::string& step) {
+    return state()["steps"][step]["status"].get<std::string>();
+  }
+  int calls_of(const std::string& command) {
+    std::ifstream in(calls_);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line == command;
+    return n;
+  }
+  std::string study_args() { return "study --quick -o " + dir_.string(); }
+
+  fs::path base_, fake_, calls_, dir_;
+};
+
+TEST_F(CliStudy, NoDriverSaysWhatIsMissingAndPointsAtTheSample) {
+  CliRun run = gpuscope(study_args(), "GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(run.exit_code, kExitNoGpu) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("no NVIDIA GPU to study"));
+  EXPECT_THAT(run.err, HasSubstr("libnvidia-ml.so.1"));
+  EXPECT_THAT(run.err, HasSubstr("gpuscope study --sample"));
+  EXPECT_EQ(run.out, "");
+  EXPECT_FALSE(fs::exists(dir_));  // nothing written
+}
+
+TEST_F(CliStudy, DriverWithoutGpuEndsTheSameWay) {
+  CliRun run = gpuscope(study_args(), "", "no_gpu.json");
+  EXPECT_EQ(run.exit_code, kExitNoGpu) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("gpuscope study --sample"));
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+TEST_F(CliStudy, NoGpuAsJson) {
+  CliRun run = gpuscope(study_args() + " --json", "", "no_driver.json");
+  EXPECT_EQ(run.exit_code, kExitNoGpu) << run.err;
+  json j = json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["status"], "no_gpu");
+  EXPECT_EQ(j["hint"], "gpuscope study --sample");
+}
+
+TEST_F(CliStudy, SampleBuildsTheReport) {
+  CliRun run = gpuscope("study --sample -o " + dir_.string());
+  if (run.exit_code == kExitError && run.err.find("plotly") != std::string::npos) {
+    GTEST_SKIP() << "built without plotly.js";
+  }
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("Recorded on a lent NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(run.out, HasSubstr("Compute achieved vs datasheet"));
+  EXPECT_THAT(run.out, HasSubstr("vit_b16 train"));
+  EXPECT_THAT(run.err, HasSubstr("sample study"));
+  ASSERT_TRUE(fs::exists(dir_ / "report.html"));
+  std::string html = slurp(dir_ / "report.html");
+  EXPECT_THAT(html, HasSubstr("Compute achieved vs datasheet"));
+  EXPECT_THAT(html, HasSubstr("Best mode per model"));
+  EXPECT_TRUE(fs::exists(dir_ / "gpuscope.db"));
+  EXPECT_TRUE(fs::exists(dir_ / "summary.json"));
+}
+
+TEST_F(CliStudy, SampleAsJson) {
+  CliRun run = gpuscope("study --sample --json -o " + dir_.string());
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  json j = json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["kind"], "gpuscope.study");
+  EXPECT_EQ(j["answers"]["compute"].size(), 7u);  // every precision, burned on the H100
+  EXPECT_EQ(j["answers"]["models"].size(), 6u);   // 3 models x train/infer
+}
+
+TEST_F(CliStudy, SampleNeverOverwritesARealStudy) {
+  ASSERT_EQ(gpuscope(study_args()).exit_code, kExitOk);
+  const std::string before = slurp(dir_ / "study.json");
+  CliRun run = gpuscope("study --sample -o " + dir_.string());
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("holds a study of its own"));
+  EXPECT_EQ(slurp(dir_ / "study.json"), before);
+  fs::path copy = base_ / "sample";
+  ASSERT_EQ(gpuscope("study --sample -o " + copy.string()).exit_code, kExitOk);
+  EXPECT_EQ(gpuscope("study --sample -o " + copy.string()).exit_code, kExitOk);  // rebuilt
+}
+
+TEST_F(CliStudy, SampleMissingIsAClearError) {
+  CliRun run = gpuscope("study --sample -o " + dir_.string(), "GPUSCOPE_SAMPLE_DIR=/nonexistent");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("sample study is not installed"));
+}
+
+TEST_F(CliStudy, RunsEveryStepAndPrintsTheAnswers) {
+  CliRun run = gpuscope(study_args());
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(status_of("info"), "ok");
+  EXPECT_EQ(status_of("burn-gpu0"), "ok");
+  EXPECT_EQ(status_of("bench-gpu0"), "ok");
+  EXPECT_EQ(status_of("sweep-gpu0"), "skipped");
+  EXPECT_EQ(state()["options"]["level"], "quick");
+  EXPECT_THAT(run.err, HasSubstr("quick level, 1 GPU(s), 4 steps"));
+  EXPECT_THAT(run.err, HasSubstr("[2/4] burn GPU 0"));
+  EXPECT_THAT(run.err, HasSubstr("left"));
+  EXPECT_THAT(run.err, HasSubstr("[4/4] power sweep"));
+  EXPECT_THAT(run.out, HasSubstr("bf16     706.4 TFLOP/s"));
+  EXPECT_THAT(run.out, HasSubstr("fastest:        bf16 3025 samples/s"));
+  EXPECT_TRUE(fs::exists(dir_ / "steps/info.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "steps/burn-gpu0.log"));
+  EXPECT_TRUE(fs::exists(dir_ / "gpuscope.db"));
+  EXPECT_TRUE(fs::exists(dir_ / "report.html") || run.err.find("plotly") != std::string::npos);
+  EXPECT_EQ(calls_of("burn"), 1);
+}
+
+TEST_F(CliStudy, JsonSummaryOnStdout) {
+  CliRun run = gpuscope(study_args() + " --json");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  json j = json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["status"], "finished");
+  EXPECT_EQ(j["level"], "quick");
+  EXPECT_EQ(j["steps"].size(), 4u);
+}
+
+TEST_F(CliStudy, MissingBenchIsSkippedAndTheStudyGoesOn) {
+  CliRun run = gpuscope(study_args(), "FAKE_BENCH=missing");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(status_of("bench-gpu0"), "skipped");
+  EXPECT_THAT(state()["steps"]["bench-gpu0"]["message"].get<std::string>(),
+              HasSubstr("gpuscope-torch was not found"));
+  EXPECT_THAT(run.out, HasSubstr("(no bench results)"));
+  EXPECT_THAT(run.out, HasSubstr("note: step bench-gpu0 skipped"));
+}
+
+TEST_F(CliStudy, ACrashingStepIsContained) {
+  CliRun run = gpuscope(study_args(), "FAKE_BURN=crash");
+  EXPECT_EQ(run.exit_code, kExitCheckFailed) << run.err;
+  EXPECT_EQ(status_of("burn-gpu0"), "failed");
+  EXPECT_THAT(state()["steps"]["burn-gpu0"]["message"].get<std::string>(), HasSubstr("SIGSEGV"));
+  EXPECT_EQ(status_of("bench-gpu0"), "ok");  // the study went on
+  EXPECT_THAT(run.out, HasSubstr("step burn-gpu0 failed"));
+  EXPECT_THAT(slurp(dir_ / "steps/burn-gpu0.log"), HasSubstr("something went badly wrong"));
+}
+
+TEST_F(CliStudy, InterruptSavesAndResumeFinishesWithoutRedoingSteps) {
+  CliRun first = gpuscope(study_args(), "FAKE_BENCH=interrupt");
+  ASSERT_EQ(first.exit_code, kExitInterrupted) << first.err;
+  EXPECT_THAT(first.err, HasSubstr("gpuscope study --resume " + dir_.string()));
+  EXPECT_EQ(status_of("burn-gpu0"), "ok");
+  EXPECT_EQ(status_of("bench-gpu0"), "interrupted");
+  EXPECT_FALSE(state()["steps"].contains("sweep-gpu0"));
+
+  CliRun second = gpuscope("study --resume " + dir_.string());
+  ASSERT_EQ(second.exit_code, kExitOk) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("resuming"));
+  EXPECT_EQ(status_of("bench-gpu0"), "ok");
+  EXPECT_EQ(status_of("sweep-gpu0"), "skipped");
+  EXPECT_EQ(state()["options"]["level"], "quick");  // the study's own options
+  EXPECT_EQ(calls_of("burn"), 1);
+  EXPECT_EQ(calls_of("bench"), 2);
+}
+
+TEST_F(CliStudy, RefusesANonEmptyDirectoryWithoutForce) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "thesis.tex") << "mine";
+  CliRun run = gpuscope(study_args());
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("--force"));
+  EXPECT_FALSE(fs::exists(dir_ / "study.json"));
+  CliRun forced = gpuscope(study_args() + " --force");
+  EXPECT_EQ(forced.exit_code, kExitOk) << forced.err;
+  EXPECT_TRUE(fs::exists(dir_ / "thesis.tex"));
+}
+
+TEST_F(CliStudy, RefusesToStartOverAStudyWithoutForce) {
+  ASSERT_EQ(gpuscope(study_args()).exit_code, kExitOk);
+  CliRun again = gpuscope(study_args());
+  EXPECT_EQ(again.exit_code, kExitUsage);
+  EXPECT_THAT(again.err, HasSubstr("--resume"));
+  EXPECT_EQ(calls_of("burn"), 1);
+}
+
+TEST_F(CliStudy, ResumeRefusesAStudyOfAnotherMachine) {
+  ASSERT_EQ(gpuscope(study_args()).exit_code, kExitOk);
+  json s = state();
+  s["machine"]["gpus"][0]["uuid"] = "GPU-00000000-other";
+  std::ofstream(dir_ / "study.json") << s.dump(2);
+  CliRun run = gpuscope("study --resume " + dir_.string());
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("GPU-00000000-other"));
+  EXPECT_THAT(run.err, HasSubstr("start a new study"));
+}
+
+TEST_F(CliStudy, ResumeRefusesANewerSchema) {
+  ASSERT_EQ(gpuscope(study_args()).exit_code, kExitOk);
+  json s = state();
+  s["schema_version"] = 99;
+  std::ofstream(dir_ / "study.json") << s.dump(2);
+  CliRun run = gpuscope("study --resume " + dir_.string());
+  EXPECT_EQ(run.exit_code, kExitError);
+  EXPECT_THAT(run.err, HasSubstr("newer"));
+}
+
+TEST_F(CliStudy, ResumeOfSomethingElseIsNotAStudy) {
+  fs::create_directories(dir_);
+  CliRun run = gpuscope("study --resume " + dir_.string());
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("not a study"));
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -1,0 +1,250 @@
+// A scripted stand-in for gpuscope-torch (protocol version 1, workloads/torch/README.md), for
+// testing `gpuscope bench` without LibTorch or a GPU.
+//
+// Arguments: those of gpuscope-torch; --model, --task, --mode, --batch, --windows, --steps and
+// the knob and input switches shape the output, the rest is accepted and ignored.
+// Behaviour, from the environment (a MATCH is a comma list of items like "fp8",
+// "resnet50:train" or "vit_b16:infer:fp16": an item matches when each of its ':'-separated
+// tokens equals the row's model, task or mode):
+//   GPUSCOPE_FAKE_TORCH_LOG=FILE        append one line per run: the arguments
+//   GPUSCOPE_FAKE_TORCH_OOM=MATCH       `skipped` out_of_memory, exit 3
+//   GPUSCOPE_FAKE_TORCH_UNSUPPORTED=M   `skipped` not_supported, exit 3
+//   GPUSCOPE_FAKE_TORCH_KILL=MATCH      one window, then SIGKILL itself
+//   GPUSCOPE_FAKE_TORCH_SEGV=MATCH      one window, then SIGSEGV
+//   GPUSCOPE_FAKE_TORCH_MALFORMED=M     a line that is not JSON after `start`
+//   GPUSCOPE_FAKE_TORCH_FAIL=MATCH      an `error` line, exit 6
+//   GPUSCOPE_FAKE_TORCH_TIME_SCALE=X    window times x X (default 1; fp32 windows are 0.2 s)
+//   GPUSCOPE_FAKE_TORCH_NO_GUARD=1      --task guard is an unknown task (exit 2)
+//   GPUSCOPE_FAKE_TORCH_GUARD_DIVERGE / _GUARD_NAN / _GUARD_FLAT / _GUARD_COLLAPSE=MATCH
+//                                       the guard's loss curve rises / turns NaN / stays flat /
+//                                       (amp_fp16) loses its loss scale
+// SIGINT/SIGTERM: a partial `result` after the current window, exit 130.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+void on_signal(int) {
+  g_interrupted = 1;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+struct Args {
+  std::string model = "vit_b16", task = "train", mode = "amp_bf16", batch;
+  int windows = 5, steps = 10;
+  std::map<std::string, std::string> flags;  // every "--name value"
+};
+
+bool matches(const std::string& list, const Args& a) {
+  std::size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    auto comma = list.find(',', start);
+    std::string item = list.substr(start, comma - start);
+    bool all = !item.empty();
+    std::size_t s = 0;
+    while (all && s <= item.size()) {
+      auto colon = item.find(':', s);
+      std::string token = item.substr(s, colon - s);
+      all = token == a.model || token == a.task || token == a.mode;
+      if (colon == std::string::npos) break;
+      s = colon + 1;
+    }
+    if (all) return true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return false;
+}
+
+void line(const std::string& json) {
+  std::printf("%s\n", json.c_str());
+  std::fflush(stdout);
+}
+
+std::string q(const std::string& s) {
+  return "\"" + s + "\"";
+}
+
+double mode_factor(const std::string& mode) {
+  static const std::map<std::string, double> f = {
+      {"fp32", 1.0}, {"tf32", 2.0}, {"amp_fp16", 4.0}, {"amp_bf16", 4.2},
+      {"fp16", 5.0}, {"bf16", 5.1}, {"fp8", 6.0}};
+  auto it = f.find(mode);
+  return it == f.end() ? 1.0 : it->second;
+}
+
+void start_line(const Args& a, int batch) {
+  line("{\"v\":1,\"type\":\"start\",\"model\":" + q(a.model) + ",\"task\":" + q(a.task) +
+       ",\"mode\":" + q(a.mode) + ",\"batch\":" + std::to_string(batch) +
+       ",\"torch_version\":\"2.11.0+fake\",\"device\":{\"type\":\"cuda\",\"name\":\"Fake GPU\","
+       "\"index\":0}}");
+}
+
+int done(bool ok, int code) {
+  line(std::string("{\"v\":1,\"type\":\"done\",\"ok\":") + (ok ? "true" : "false") +
+       ",\"exit_code\":" + std::to_string(code) + "}");
+  return code;
+}
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+int guard(const Args& a) {
+  if (env("GPUSCOPE_FAKE_TORCH_NO_GUARD") == "1") {
+    line(
+        "{\"v\":1,\"type\":\"error\",\"code\":\"invalid_argument\",\"message\":\"--task: "
+        "unknown task 'guard'\"}");
+    return done(false, 2);
+  }
+  start_line(a, 32);
+  const int steps = 60;
+  std::vector<double> losses;
+  for (int i = 0; i < steps; ++i) {
+    const double noise = 0.02 * std::sin(i * 1.7 + mode_factor(a.mode));
+    double loss = 2.3 * std::exp(-0.05 * i) + 0.2 + noise;
+    if (matches(env("GPUSCOPE_FAKE_TORCH_GUARD_DIVERGE"), a) && i > 15) {
+      loss = 2.3 * std::exp(-0.05 * 15) + 0.2 + 0.08 * (i - 15) + noise;
+    }
+    if (matches(env("GPUSCOPE_FAKE_TORCH_GUARD_FLAT"), a)) loss = 2.3 + noise;
+    if (matches(env("GPUSCOPE_FAKE_TORCH_GUARD_NAN"), a) && i >= 30) loss = NAN;
+    losses.push_back(loss);
+  }
+  std::string values;
+  for (double v : losses) values += (values.empty() ? "" : ",") + number(v);
+  std::string scale = "null", skipped = "null";
+  if (a.mode == "amp_fp16") {
+    const bool collapse = matches(env("GPUSCOPE_FAKE_TORCH_GUARD_COLLAPSE"), a);
+    scale = collapse ? "1.52587890625e-05" : "65536";
+    skipped = collapse ? "45" : "2";
+  }
+  line("{\"v\":1,\"type\":\"result\",\"model\":" + q(a.model) +
+       ",\"task\":\"guard\",\"mode\":" + q(a.mode) +
+       ",\"batch\":32,\"samples_per_second\":null,\"loss\":{\"first\":" + number(losses.front()) +
+       ",\"last\":" + number(losses.back()) + ",\"values\":[" + values +
+       "]},\"loss_scale\":" + scale + ",\"skipped_steps\":" + skipped + ",\"partial\":false}");
+  return done(true, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  std::string joined;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    joined += (joined.empty() ? "" : " ") + arg;
+    if (arg.rfind("--", 0) == 0 && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+      a.flags[arg] = argv[i + 1];
+    }
+  }
+  if (auto log = env("GPUSCOPE_FAKE_TORCH_LOG"); !log.empty()) {
+    std::ofstream(log, std::ios::app) << joined << '\n';
+  }
+  auto flag = [&](const char* name, std::string fallback) {
+    auto it = a.flags.find(name);
+    return it == a.flags.end() ? fallback : it->second;
+  };
+  a.model = flag("--model", a.model);
+  a.task = flag("--task", a.task);
+  a.mode = flag("--mode", a.mode);
+  a.batch = flag("--batch", "");
+  a.windows = std::atoi(flag("--windows", "5").c_str());
+  a.steps = std::atoi(flag("--steps", "10").c_str());
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+
+  if (a.task == "guard") return guard(a);
+  int batch = a.task == "train" ? 128 : 512;
+  if (a.batch == "auto") {
+    line(
+        "{\"v\":1,\"type\":\"batch_probe\",\"batch\":1024,\"fits\":false,\"outcome\":"
+        "\"out_of_memory\",\"message\":\"fake\"}");
+    batch = 768;
+  } else if (!a.batch.empty()) {
+    batch = std::atoi(a.batch.c_str());
+  }
+  start_line(a, batch);
+  if (matches(env("GPUSCOPE_FAKE_TORCH_OOM"), a)) {
+    line(
+        "{\"v\":1,\"type\":\"skipped\",\"code\":\"out_of_memory\",\"reason\":\"CUDA out of "
+        "memory at batch " +
+        std::to_string(batch) + " (fake)\"}");
+    return done(false, 3);
+  }
+  if (matches(env("GPUSCOPE_FAKE_TORCH_UNSUPPORTED"), a)) {
+    line("{\"v\":1,\"type\":\"skipped\",\"code\":\"not_supported\",\"reason\":\"" + a.mode +
+         " needs compute capability 8.9 (fake)\"}");
+    return done(false, 3);
+  }
+  if (matches(env("GPUSCOPE_FAKE_TORCH_FAIL"), a)) {
+    line("{\"v\":1,\"type\":\"error\",\"code\":\"internal\",\"message\":\"fake failure\"}");
+    return done(false, 6);
+  }
+  if (matches(env("GPUSCOPE_FAKE_TORCH_MALFORMED"), a)) line("this is not JSON");
+
+  double factor = mode_factor(a.mode) * (a.task == "infer" ? 3.0 : 1.0);
+  if (flag("--cudnn-benchmark", "on") == "off") factor *= 0.8;
+  if (flag("--graphs", "on") == "off") factor *= 0.9;
+  if (flag("--input", "synthetic") == "host") {
+    if (flag("--loader-workers", "0") == "0") factor *= 0.5;
+    if (flag("--pinned", "off") == "on") factor *= 1.2;
+    if (flag("--non-blocking", "off") == "on") factor *= 1.1;
+  }
+  const std::string scale_text = env("GPUSCOPE_FAKE_TORCH_TIME_SCALE");
+  const double scale = scale_text.empty() ? 1.0 : std::atof(scale_text.c_str());
+  const double window_s = 0.2 / factor * scale;
+  const double samples = static_cast<double>(batch) * a.steps;
+  const double sps = samples / window_s;
+  std::string windows;
+  int w = 0;
+  for (; w < a.windows && !g_interrupted; ++w) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    line("{\"v\":1,\"type\":\"window\",\"window\":" + std::to_string(w) +
+         ",\"steps\":" + std::to_string(a.steps) + ",\"samples\":" + number(samples) +
+         ",\"seconds\":" + number(seconds) +
+         ",\"samples_per_second\":" + number(samples / seconds) + "}");
+    windows += (windows.empty() ? "" : ",") + number(sps);
+    if (w == 0 && matches(env("GPUSCOPE_FAKE_TORCH_KILL"), a)) raise(SIGKILL);
+    if (w == 0 && matches(env("GPUSCOPE_FAKE_TORCH_SEGV"), a)) {
+      signal(SIGSEGV, SIG_DFL);
+      raise(SIGSEGV);
+    }
+  }
+  const bool partial = g_interrupted != 0;
+  const double memory = 8e9 / std::sqrt(mode_factor(a.mode)) * batch / 128.0;
+  const double step = window_s / a.steps;
+  line("{\"v\":1,\"type\":\"result\",\"model\":" + q(a.model) + ",\"task\":" + q(a.task) +
+       ",\"mode\":" + q(a.mode) + ",\"batch\":" + std::to_string(batch) +
+       ",\"batch_searched\":" + (a.batch == "auto" ? "true" : "false") +
+       ",\"samples_per_second\":" + number(sps) + ",\"window_samples_per_second\":[" + windows +
+       "],\"step_seconds\":{\"count\":" + std::to_string(w * a.steps) + ",\"median\":" +
+       number(step) + ",\"p10\":" + number(step * 0.99) + ",\"p90\":" + number(step * 1.02) +
+       ",\"relative_spread\":0.03},\"peak_allocated_bytes\":" + number(memory) +
+       ",\"peak_reserved_bytes\":" + number(memory * 1.1) +
+       ",\"loss\":null,\"loss_scale\":null,"
+       "\"skipped_steps\":null,\"partial\":" +
+       (partial ? "true" : "false") + "}");
+  return done(!partial, partial ? 130 : 0);
+}

@@ -1,0 +1,231 @@
+// The headline answers from recorded outputs (H100, 2026-11-22) and scripted problems.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "gpuscope/study.h"
+
+namespace gpuscope::study {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json fixture(const std::string& path) {
+  std::ifstream in(std::string(GPUSCOPE_TEST_FIXTURES) + "/" + path);
+  return json::parse(in);
+}
+
+json recorded_info() {
+  return fixture("info/h100_recorded_2026-11-22.json");
+}
+json recorded_burn() {
+  return fixture("burn/h100_burn_recorded_2026-11-22.json");
+}
+
+const Problem* find_problem(const Headlines& h, const std::string& code) {
+  for (const Problem& p : h.problems) {
+    if (p.code == code) return &p;
+  }
+  return nullptr;
+}
+
+TEST(StudyHeadlines, AchievedVsDatasheetFromTheRecordedBurn) {
+  Headlines h;
+  json info = recorded_info();
+  add_burn_answers(recorded_burn(), &info, h);
+  ASSERT_EQ(h.compute.size(), 3u);
+  const ComputeAnswer& bf16 = h.compute[1];
+  EXPECT_EQ(bf16.precision, "bf16");
+  EXPECT_EQ(bf16.gpu, 0);
+  ASSERT_TRUE(bf16.achieved_flop_per_s && bf16.datasheet_flop_per_s && bf16.fraction);
+  EXPECT_NEAR(*bf16.achieved_flop_per_s, 706.4e12, 0.1e12);
+  EXPECT_DOUBLE_EQ(*bf16.datasheet_flop_per_s, 989.4e12);  // the info's datasheet entry
+  EXPECT_NEAR(*bf16.fraction, 0.714, 0.001);
+  EXPECT_EQ(h.compute[2].precision, "fp8");
+  EXPECT_NEAR(*h.compute[2].fraction, 0.636, 0.001);
+  // The recorded run was at its power cap the whole time: a note, not a problem; nothing else.
+  EXPECT_EQ(find_problem(h, "throttled"), nullptr);
+  ASSERT_EQ(h.problems.size(), 1u);
+  EXPECT_EQ(h.problems[0].code, "power_capped");
+  EXPECT_EQ(h.problems[0].severity, "info");
+  EXPECT_THAT(h.problems[0].text, HasSubstr("for 99% of the GEMM time"));
+}
+
+TEST(StudyHeadlines, DatasheetFromTheFractionWithoutInfo) {
+  Headlines h;
+  add_burn_answers(recorded_burn(), nullptr, h);
+  ASSERT_EQ(h.compute.size(), 3u);
+  ASSERT_TRUE(h.compute[1].datasheet_flop_per_s);
+  EXPECT_NEAR(*h.compute[1].datasheet_flop_per_s, 989.4e12, 0.5e12);
+}
+
+TEST(StudyHeadlines, ThermalThrottlingAndWrongResultsAreProblems) {
+  json burn = recorded_burn();
+  json& bf16 = burn["targets"][0]["gemm"][1];
+  bf16["throttle_seconds"]["hw_thermal_slowdown"] = 1.5;  // of a 2.08 s span
+  bf16["errors"]["total"] = 3;
+  Headlines h;
+  add_burn_answers(burn, nullptr, h);
+  const Problem* throttled = find_problem(h, "throttled");
+  ASSERT_NE(throttled, nullptr);
+  EXPECT_EQ(throttled->severity, "warning");
+  EXPECT_THAT(throttled->text, HasSubstr("hw_thermal_slowdown"));
+  EXPECT_THAT(throttled->text, HasSubstr("bf16"));
+  const Problem* wrong = find_problem(h, "wrong_results");
+  ASSERT_NE(wrong, nullptr);
+  EXPECT_EQ(wrong->severity, "error");
+  EXPECT_THAT(wrong->text, HasSubstr("XID"));
+}
+
+TEST(StudyHeadlines, LowHostLinkAgainstTheLinkGeneration) {
+  json burn = recorded_burn();
+  json info = recorded_info();  // PCIe Gen5 x16
+  // Rates as the H100 measured them (a size sweep: small copies are slow on any link), but
+  // with d2h held to 12 GB/s. Pageable copies are no test of the link.
+  auto row = [](const char* memory, const char* direction, double size, double rate) {
+    return json{
+        {"memory", memory}, {"direction", direction}, {"size_bytes", size}, {"bytes_per_s", rate}};
+  };
+  burn["targets"][0]["host_link"] =
+      json::array({row("pinned", "h2d", 4096, 6.1e9), row("pinned", "h2d", 1 << 30, 54.7e9),
+                   row("pinned", "d2h", 4096, 5.5e9), row("pinned", "d2h", 1 << 30, 12.0e9),
+                   row("pageable", "h2d", 1 << 30, 7.1e9)});
+  Headlines h;
+  add_burn_answers(burn, &info, h);
+  int low = 0;
+  for (const Problem& p : h.problems) {
+    if (p.code != "host_link_low") continue;
+    ++low;
+    EXPECT_THAT(p.text, HasSubstr("pinned d2h copies reach 12.0 GB/s at best"));
+    EXPECT_THAT(p.text, HasSubstr("Gen5 x16"));
+  }
+  EXPECT_EQ(low, 1);
+}
+
+TEST(StudyHeadlines, PcieLinkNotAtFullWidth) {
+  json info = recorded_info();
+  info["gpus"][0]["pcie"]["width"] = 8;
+  Headlines h;
+  add_info_problems(info, {0}, h);
+  const Problem* p = find_problem(h, "pcie_link_degraded");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->severity, "warning");
+  EXPECT_THAT(p->text, HasSubstr("x8 of x16"));
+  Headlines recorded;
+  add_info_problems(recorded_info(), {0}, recorded);
+  EXPECT_TRUE(recorded.problems.empty());
+}
+
+TEST(StudyHeadlines, PcieLinkExpectations) {
+  ASSERT_TRUE(pcie_link_bytes_per_s(5, 16));
+  EXPECT_NEAR(*pcie_link_bytes_per_s(5, 16), 53.6e9, 0.1e9);
+  EXPECT_NEAR(*pcie_link_bytes_per_s(4, 16) * 2, *pcie_link_bytes_per_s(5, 16), 0.1e9);
+  EXPECT_FALSE(pcie_link_bytes_per_s(9, 16));
+  EXPECT_FALSE(pcie_link_bytes_per_s(4, 0));
+}
+
+TEST(StudyHeadlines, BenchAnswersAsTheBenchDocumentGivesThem) {
+  json bench = {{"rows", json::array()},
+                {"answers", json::array({{{"model", "resnet50"},
+                                          {"task", "train"},
+                                          {"fastest",
+                                           {{"mode", "amp_bf16"},
+                                            {"samples_per_second", 3100.0},
+                                            {"peak_allocated_bytes", 2.1e10}}},
+                                          {"most_efficient",
+                                           {{"mode", "amp_bf16"},
+                                            {"joules_per_sample", 0.21},
+                                            {"samples_per_second", 3000.0},
+                                            {"peak_allocated_bytes", 2.1e10}}},
+                                          {"smallest_memory", nullptr}}})}};
+  Headlines h;
+  add_bench_answers(bench, 1, h);
+  ASSERT_EQ(h.models.size(), 1u);
+  const ModelAnswer& m = h.models[0];
+  EXPECT_EQ(m.gpu, 1);
+  EXPECT_EQ(m.model, "resnet50");
+  ASSERT_TRUE(m.fastest);
+  EXPECT_EQ(m.fastest->mode, "amp_bf16");
+  EXPECT_EQ(m.fastest->samples_per_second, 3100.0);
+  ASSERT_TRUE(m.most_efficient);
+  EXPECT_EQ(m.most_efficient->joules_per_sample, 0.21);
+  EXPECT_FALSE(m.smallest_memory.has_value());
+}
+
+TEST(StudyHeadlines, FromTheShippedSampleStudy) {
+  auto sample = locate_sample();
+  ASSERT_TRUE(sample.ok()) << sample.status().to_string();
+  auto state = load_state(*sample);
+  ASSERT_TRUE(state.ok()) << state.status().to_string();
+  Headlines h = compute_headlines(*state, *sample);
+  // The quick study recorded on the H100: every precision burned, 3 models x train/infer.
+  EXPECT_EQ(h.compute.size(), 7u);
+  ASSERT_EQ(h.models.size(), 6u);
+  EXPECT_EQ(h.models[0].model, "vit_b16");
+  EXPECT_EQ(h.models[0].task, "train");
+  ASSERT_TRUE(h.models[0].fastest);
+  EXPECT_EQ(h.models[0].fastest->mode, "bf16");
+  std::string text = headlines_text(*state, h);
+  EXPECT_THAT(text, HasSubstr("Recorded on a lent NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(text, HasSubstr("bf16     712.4 TFLOP/s of 989.4 datasheet (72%)"));
+  EXPECT_THAT(text, HasSubstr("fastest:        bf16 3025 samples/s, 9.7 GiB"));
+  EXPECT_THAT(text, HasSubstr("n/a (no energy measured)"));
+  EXPECT_THAT(text, HasSubstr("Problems found:\n  none\n  note: GPU 0 ran at its power limit"));
+}
+
+TEST(StudyHeadlines, FailedStepsAreProblems) {
+  State state;
+  state.machine = {"h", {{0, "GPU-a", "x"}}};
+  state.plan = *build_plan({}, state.machine);
+  StepRecord failed;
+  failed.status = StepStatus::failed;
+  failed.message = "crashed: killed by signal 11 (SIGSEGV)";
+  failed.log_path = "steps/burn-gpu0.log";
+  state.steps["burn-gpu0"] = failed;
+  StepRecord skipped;
+  skipped.status = StepStatus::skipped;
+  skipped.message = "gpuscope-torch is not built";
+  state.steps["bench-gpu0"] = skipped;
+  state.steps["sweep-gpu0"] = skipped;  // planned skip: not a problem
+  Headlines h = compute_headlines(state, ::testing::TempDir());
+  ASSERT_EQ(h.problems.size(), 2u);
+  EXPECT_EQ(h.problems[0].code, "step_failed");
+  EXPECT_THAT(h.problems[0].text, HasSubstr("steps/burn-gpu0.log"));
+  EXPECT_EQ(h.problems[1].code, "step_skipped");
+  EXPECT_EQ(h.problems[1].severity, "info");
+}
+
+TEST(StudyHeadlines, SummaryJsonSchemaIsPinned) {
+  auto sample = locate_sample();
+  ASSERT_TRUE(sample.ok());
+  auto state = load_state(*sample);
+  ASSERT_TRUE(state.ok());
+  Headlines h = compute_headlines(*state, *sample);
+  json j = summary_to_json(*state, h, "out", false);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["kind"], "gpuscope.study");
+  EXPECT_EQ(j["status"], "finished");
+  EXPECT_EQ(j["report"], "out/report.html");
+  ASSERT_EQ(j["steps"].size(), 4u);
+  EXPECT_EQ(j["steps"][3]["status"], "skipped");
+  for (const char* key : {"compute", "models", "problems"}) {
+    EXPECT_TRUE(j["answers"][key].is_array()) << key;
+  }
+  const json& c = j["answers"]["compute"][0];
+  for (const char* key :
+       {"gpu", "precision", "achieved_flop_per_s", "datasheet_flop_per_s", "fraction", "note"}) {
+    EXPECT_TRUE(c.contains(key)) << key;
+  }
+  const json& m = j["answers"]["models"][0];
+  for (const char* key : {"gpu", "model", "task", "fastest", "most_efficient", "smallest_memory"}) {
+    EXPECT_TRUE(m.contains(key)) << key;
+  }
+  EXPECT_EQ(m["most_efficient"]["mode"], "bf16");  // vit_b16 train: energy measured
+  EXPECT_TRUE(j["answers"]["models"][1]["most_efficient"].is_null());  // infer: windows < 1 s
+  EXPECT_EQ(summary_to_json(*state, h, "out", true)["status"], "interrupted");
+}
+
+}  // namespace
+}  // namespace gpuscope::study

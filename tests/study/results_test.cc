@@ -1,0 +1,76 @@
+// The study's results: gpuscope.db and report.html built from the shipped sample study.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "gpuscope/store.h"
+#include "gpuscope/study.h"
+
+namespace gpuscope::study {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+store::StoreOptions read_only() {
+  store::StoreOptions options;
+  options.read_only = true;
+  return options;
+}
+
+TEST(StudyResults, ReportAndStoreFromTheSample) {
+  auto sample = locate_sample();
+  ASSERT_TRUE(sample.ok()) << sample.status().to_string();
+  fs::path dir = fs::path(::testing::TempDir()) / ("study_results_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  auto state = copy_sample(*sample, dir);
+  ASSERT_TRUE(state.ok()) << state.status().to_string();
+  EXPECT_TRUE(fs::exists(dir / "steps/burn-gpu0.json"));
+  Headlines h = compute_headlines(*state, dir);
+  Status written = write_results(*state, h, dir);
+  if (written.code() == Code::not_supported) GTEST_SKIP() << "built without plotly.js";
+  ASSERT_TRUE(written.ok()) << written.to_string();
+
+  auto store = store::Store::open((dir / "gpuscope.db").string(), read_only());
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  auto runs = (*store)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 3u);  // info, burn, bench
+
+  std::string html = slurp(dir / "report.html");
+  EXPECT_THAT(html, HasSubstr("gpuscope study"));
+  EXPECT_THAT(html, HasSubstr("Compute achieved vs datasheet"));
+  EXPECT_THAT(html, HasSubstr("Best mode per model"));
+  EXPECT_THAT(html, HasSubstr("not built yet; needs --allow-power-changes"));
+  EXPECT_THAT(html, HasSubstr("Recorded on a lent NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(html, HasSubstr("vit_b16"));
+
+  // Built again (a resumed study finishing twice): the store is rebuilt, never doubled.
+  ASSERT_TRUE(write_results(*state, h, dir).ok());
+  auto again = store::Store::open((dir / "gpuscope.db").string(), read_only());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->list_runs()->size(), 3u);
+}
+
+TEST(StudyResults, SampleDirOverride) {
+  ::setenv("GPUSCOPE_SAMPLE_DIR", "/nonexistent/sample", 1);
+  auto missing = locate_sample();
+  ::unsetenv("GPUSCOPE_SAMPLE_DIR");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.code(), Code::not_found);
+  EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent/sample"));
+  EXPECT_THAT(missing.status().message(), HasSubstr("GPUSCOPE_SAMPLE_DIR"));
+}
+
+}  // namespace
+}  // namespace gpuscope::study

@@ -1,0 +1,216 @@
+// gpuscope bench [--preset seeds|study-quick|study|study-full] [--model M,..] [--task train,infer]
+//                [--mode MODE,..|all] [--batch N|auto,..] [--knob NAME=V1,V2]... [--input SPEC]...
+//                [--warmup N] [--windows N] [--steps N] [--guard on|off] [--guard-steps N] [--list]
+//                [--json FILE|-] [--store PATH] [--torch-bin PATH] [--gpu N] [-- TORCH ARGS...]
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "gpuscope/bench.h"
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/nvml.h"
+#include "gpuscope/store.h"
+
+namespace gpuscope::cli {
+namespace {
+
+struct BenchArgs {
+  std::string preset;
+  std::vector<std::string> models, tasks, modes, batches, knobs, inputs;
+  int warmup = 0, windows = 0, steps = 0;
+  std::string guard = "on";
+  int guard_seed = 0;
+  int guard_steps = 0;
+  bool list = false;
+  std::string json, store, torch_bin;
+  unsigned gpu = 0;
+  int interval_ms = 100;
+  double row_timeout_s = 900;
+  std::vector<std::string> extra;
+};
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : all) {
+    if (c == '\0') c = ' ';
+  }
+  while (!all.empty() && all.back() == ' ') all.pop_back();
+  return all;
+}
+
+Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
+  std::vector<bench::RowSpec> rows;
+  const bool matrix_given = !a.models.empty() || !a.tasks.empty() || !a.modes.empty() ||
+                            !a.batches.empty() || !a.knobs.empty() || !a.inputs.empty();
+  if (!a.preset.empty()) {
+    if (matrix_given) {
+      return Status(Code::invalid_argument,
+                    "--preset is a whole matrix: leave out --model, --task, --mode, --batch, "
+                    "--knob and --input (or drop --preset)");
+    }
+    GPUSCOPE_ASSIGN_OR_RETURN(rows, bench::preset(a.preset));
+  } else {
+    if (a.models.empty()) {
+      return Status(Code::invalid_argument,
+                    "nothing to run: give --preset NAME or --model M (see --help)");
+    }
+    bench::MatrixOptions o;
+    o.models = a.models;
+    o.tasks = a.tasks.empty() ? std::vector<std::string>{"train", "infer"} : a.tasks;
+    o.modes = a.modes;
+    if (o.modes.empty() || (o.modes.size() == 1 && o.modes[0] == "all")) {
+      o.modes = bench::all_modes();
+    }
+    o.batches = a.batches;
+    for (const std::string& k : a.knobs) {
+      auto eq = k.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return Status(Code::invalid_argument,
+                      fmt::format("--knob {}: expected NAME=V1[,V2...] (names: graphs, "
+                                  "fused_adamw, cudnn_benchmark, channels_last)",
+                                  k));
+      }
+      std::vector<std::string> values;
+      std::string rest = k.substr(eq + 1);
+      for (std::size_t start = 0;;) {
+        auto comma = rest.find(',', start);
+        values.push_back(rest.substr(start, comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      o.knobs.emplace_back(k.substr(0, eq), values);
+    }
+    for (const std::string& in : a.inputs) {
+      GPUSCOPE_ASSIGN_OR_RETURN(auto path, bench::parse_input_path(in));
+      o.inputs.push_back(path);
+    }
+    GPUSCOPE_ASSIGN_OR_RETURN(rows, bench::expand_matrix(o));
+  }
+  for (bench::RowSpec& r : rows) {
+    if (a.warmup > 0) r.warmup = a.warmup;
+    if (a.windows > 0) r.windows = a.windows;
+    if (a.steps > 0) r.steps = a.steps;
+    if (a.guard_steps > 0) r.guard_steps = a.guard_steps;
+    r.extra_args.insert(r.extra_args.end(), a.extra.begin(), a.extra.end());
+  }
+  return rows;
+}
+
+int run_bench_command(const BenchArgs& a) {
+  auto rows = rows_from(a);
+  if (!rows.ok()) return report_error(rows.status());
+  if (a.list) {
+    bench::print_rows(*rows, std::cout);
+    return kExitOk;
+  }
+  auto torch = bench::find_torch_bin(a.torch_bin);
+  if (!torch.ok()) return report_error(torch.status());
+
+  // Open what can fail before the matrix runs for minutes.
+  std::unique_ptr<store::Store> db;
+  if (!a.store.empty()) {
+    auto opened = store::Store::open(a.store);
+    if (!opened.ok()) return report_error(opened.status());
+    db = std::move(opened).value();
+  }
+  std::ofstream json_file;
+  if (!a.json.empty() && a.json != "-") {
+    json_file.open(a.json);
+    if (!json_file) {
+      return report_error(Status(Code::io_error, "cannot write --json file " + a.json));
+    }
+  }
+
+  auto session = nvml::Session::open();
+  bench::RunOptions o;
+  o.torch_bin = *torch;
+  o.gpu = a.gpu;
+  o.interval_ms = a.interval_ms;
+  o.guard = a.guard == "on";
+  o.guard_seed = a.guard_seed;
+  o.row_timeout_s = a.row_timeout_s;
+  auto result = bench::run_bench(session.ok() ? session->get() : nullptr, *rows, o, std::cerr);
+  if (!result.ok()) return report_error(result.status());
+
+  int code = result->interrupted ? kExitInterrupted : kExitOk;
+  const nlohmann::json document = bench::bench_to_json(*result);
+  if (a.json == "-") {
+    std::cout << document.dump(2) << '\n';
+  } else {
+    bench::print_bench(*result, std::cout);
+    if (json_file.is_open()) {
+      json_file << document.dump(2) << '\n';
+      json_file.close();
+      if (!json_file) {
+        std::cerr << "gpuscope: error: writing " << a.json << " failed\n";
+        code = code == kExitOk ? kExitError : code;
+      }
+    }
+  }
+  if (db) {
+    auto written = db->write(bench::bench_to_run(*result, command_line()));
+    if (!written.ok()) {
+      std::cerr << "gpuscope: error: " << written.status().message() << '\n';
+      code = code == kExitOk ? kExitError : code;
+    } else {
+      std::cerr << fmt::format("gpuscope: bench run {} written to {}\n", *written, a.store);
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, Runner& runner) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Run a matrix of gpuscope-torch configurations (models x train/infer x precision modes x "
+      "knobs x input paths) under the sampler: samples/s, memory, power, energy per sample, a "
+      "convergence guard, and which mode to use");
+  cmd->add_option(
+      "--preset", args->preset,
+      "A named matrix: seeds (seeds/000, 002 and a host-fed run), study-quick, study, study-full");
+  cmd->add_option("--model", args->models, "Models: vit_b16, resnet50, gpt2")->delimiter(',');
+  cmd->add_option("--task", args->tasks, "train, infer (default both)")->delimiter(',');
+  cmd->add_option("--mode", args->modes,
+                  "Precision modes: fp32 tf32 amp_fp16 amp_bf16 fp16 bf16 fp8, or all (default)")
+      ->delimiter(',');
+  cmd->add_option("--batch", args->batches, "Batch sizes: numbers or auto (default: the model's)")
+      ->delimiter(',');
+  cmd->add_option("--knob", args->knobs,
+                  "NAME=V1,V2: also vary a switch (graphs, fused_adamw, cudnn_benchmark, "
+                  "channels_last; on/off/auto); repeatable");
+  cmd->add_option("--input", args->inputs,
+                  "An input path: synthetic | host[:workers=N,pinned=on|off,non_blocking=on|off] "
+                  "| jpeg:data=DIR[,workers=N,...]; repeatable");
+  cmd->add_option("--warmup", args->warmup, "Untimed steps per row (gpuscope-torch --warmup)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--windows", args->windows, "Timed windows per row")->check(CLI::Range(1, 1000));
+  cmd->add_option("--steps", args->steps, "Steps per window")->check(CLI::Range(1, 100000));
+  cmd->add_option("--guard", args->guard, "Convergence guard for training modes (default on)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--guard-seed", args->guard_seed, "The guard's random seed (default 0)");
+  cmd->add_option("--guard-steps", args->guard_steps,
+                  "Training steps of each guard run (default: the preset's, else gpuscope-torch's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--list", args->list, "Print the expanded rows and exit");
+  cmd->add_option("--json", args->json, "Write the results as JSON to FILE, or - for stdout");
+  cmd->add_option("--store", args->store, "Record the run into this SQLite results store");
+  cmd->add_option("--torch-bin", args->torch_bin,
+                  "gpuscope-torch to run (default: $GPUSCOPE_TORCH_BIN, next to gpuscope, or "
+                  "the build tree)");
+  cmd->add_option("--gpu", args->gpu, "NVML index of the GPU to sample (default 0)");
+  cmd->add_option("--interval", args->interval_ms, "Sampling interval in ms")
+      ->check(CLI::Range(20, 10000));
+  cmd->add_option("--row-timeout", args->row_timeout_s, "Seconds a row may run (default 900)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("extra", args->extra, "-- ARGS...: passed to every gpuscope-torch row")
+      ->take_all();
+  cmd->callback([&runner, args] { runner = [args] { return run_bench_command(*args); }; });
+}
+
+}  // namespace gpuscope::cli
