@@ -13,6 +13,7 @@
 
 #include "burn_test_util.h"
 #include "gpuscope/exit_codes.h"
+#include "support/cli_run.h"
 
 namespace gpuscope {
 namespace {
@@ -22,17 +23,9 @@ using ::testing::Not;
 
 constexpr const char* kH100 = "GPU-3f6b2c1d-8a4e-4f1b-9c2d-5e7a8b9c0d1e";
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testing::CliRun;
+using testing::run_captured;
+using testing::slurp;
 
 std::string fast(const std::string& fixture) {
   std::string text = slurp(burn::testing::burn_fixture(fixture));
@@ -56,20 +49,12 @@ class CliBurn : public ::testing::Test {
   // Runs gpuscope with `args`, the fake NVML playing `scenario` and the fake worker.
   CliRun gpuscope(const std::string& scenario, const std::string& args,
                   const std::string& extra_env = "") {
-    const std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
     std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
                       " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/nvml/" +
                       scenario + " GPUSCOPE_BURN_WORKER=" + GPUSCOPE_FAKE_BURN_WORKER +
                       " GPUSCOPE_FAKE_WORKER_DIR=" + dir_ + " CUDA_VISIBLE_DEVICES= " + extra_env;
-    const std::string command = "env " + env + " " + GPUSCOPE_BIN +
-                                " burn --sample-interval 0.05 " + args + " >" + out + " 2>" + err +
-                                " </dev/null";
-    const int status = std::system(command.c_str());
-    CliRun run;
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = slurp(out);
-    run.err = slurp(err);
-    return run;
+    return run_captured("env " + env + " " + GPUSCOPE_BIN + " burn --sample-interval 0.05 " + args,
+                        dir_ + "/std");
   }
 
   std::string dir_;

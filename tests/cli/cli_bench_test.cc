@@ -20,6 +20,7 @@
 
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/store.h"
+#include "support/cli_run.h"
 
 extern char** environ;
 
@@ -28,17 +29,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testing::CliRun;
+using testing::run_captured;
+using testing::slurp;
 
 std::string temp_dir() {
   const std::string dir = ::testing::TempDir() + "/cli_bench_test";
@@ -66,14 +59,7 @@ CliRun bench(const std::string& args, const std::vector<std::string>& env = {}) 
   std::string vars;
   for (const auto& e : base_env()) vars += " '" + e + "'";
   for (const auto& e : env) vars += " '" + e + "'";
-  const std::string command = "env" + vars + " " + GPUSCOPE_BIN + " bench " + args + " >" + base +
-                              ".out 2>" + base + ".err </dev/null";
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(base + ".out");
-  run.err = slurp(base + ".err");
-  return run;
+  return run_captured("env" + vars + " " + GPUSCOPE_BIN + " bench " + args, base);
 }
 
 nlohmann::json json_of(const CliRun& run) {

@@ -11,23 +11,16 @@
 #include <sstream>
 
 #include "gpuscope/exit_codes.h"
+#include "support/cli_run.h"
 
 namespace gpuscope {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testing::CliRun;
+using testing::run_captured;
+using testing::slurp;
 
 // Runs gpuscope with `args` under `env` (KEY=VALUE ...), capturing both streams.
 CliRun gpuscope(const std::string& env, const std::string& args) {
@@ -36,15 +29,7 @@ CliRun gpuscope(const std::string& env, const std::string& args) {
   std::string base = ::testing::TempDir() + "/gpuscope_" +
                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
                      std::to_string(++call);
-  std::string out = base + ".out", err = base + ".err";
-  std::string command = "env " + env + " CUDA_VISIBLE_DEVICES= " + GPUSCOPE_BIN + " " + args +
-                        " >" + out + " 2>" + err + " </dev/null";
-  int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(out);
-  run.err = slurp(err);
-  return run;
+  return run_captured("env " + env + " CUDA_VISIBLE_DEVICES= " + GPUSCOPE_BIN + " " + args, base);
 }
 
 std::string with_fake(const std::string& fixture) {

@@ -24,6 +24,7 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/monitor.h"
 #include "gpuscope/store.h"
+#include "support/cli_run.h"
 
 extern char** environ;
 
@@ -33,17 +34,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testing::CliRun;
+using testing::run_captured;
+using testing::slurp;
 
 std::string temp_dir() {
   const std::string dir = ::testing::TempDir() + "/cli_monitor_test";
@@ -70,14 +63,7 @@ CliRun shell(const std::string& script, const std::string& env = fake_env()) {
   static int counter = 0;
   const std::string base =
       temp_dir() + "/run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-  const std::string command = "env " + env + " GPUSCOPE=" + GPUSCOPE_BIN + " sh -c '" + script +
-                              "' >" + base + ".out 2>" + base + ".err </dev/null";
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(base + ".out");
-  run.err = slurp(base + ".err");
-  return run;
+  return run_captured("env " + env + " GPUSCOPE=" + GPUSCOPE_BIN + " sh -c '" + script + "'", base);
 }
 
 CliRun monitor(const std::string& args, const std::string& env = fake_env()) {

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "gpuscope/exit_codes.h"
+#include "support/cli_run.h"
 
 namespace gpuscope {
 namespace {
@@ -24,16 +25,11 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using testing::CliRun;
+using testing::run_captured;
 
 std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return testing::slurp(path.string());
 }
 
 const char kFakeSelf[] = R"(#!/bin/bash
@@ -84,22 +80,15 @@ class CliStudy : public ::testing::Test {
   CliRun gpuscope(const std::string& args, const std::string& env = "",
                   const std::string& scenario = "h100_sxm.json") {
     static int call = 0;
-    std::string out = (base_ / ("run" + std::to_string(++call) + ".out")).string();
-    std::string err = (base_ / ("run" + std::to_string(call) + ".err")).string();
+    const std::string base = (base_ / ("run" + std::to_string(++call))).string();
     std::string fixtures = GPUSCOPE_TEST_FIXTURES;
     std::string command =
         "env CUDA_VISIBLE_DEVICES= GPUSCOPE_NVML_LIBRARY=" + std::string(GPUSCOPE_FAKE_NVML_PATH) +
         " GPUSCOPE_FAKE_NVML_SCENARIO=" + fixtures + "/nvml/" + scenario +
         " GPUSCOPE_STUDY_SELF=" + fake_.string() + " REAL_GPUSCOPE=" + GPUSCOPE_BIN +
         " FAKE_STUDY_CALLS=" + calls_.string() + " FIXTURES=" + fixtures +
-        " SAMPLE=" + GPUSCOPE_SAMPLE_SOURCE_DIR + " " + env + " " + GPUSCOPE_BIN + " " + args +
-        " >" + out + " 2>" + err + " </dev/null";
-    int status = std::system(command.c_str());
-    CliRun run;
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = slurp(out);
-    run.err = slurp(err);
-    return run;
+        " SAMPLE=" + GPUSCOPE_SAMPLE_SOURCE_DIR + " " + env + " " + GPUSCOPE_BIN + " " + args;
+    return run_captured(command, base);
   }
 
   json state() { return json::parse(slurp(dir_ / "study.json")); }

@@ -13,23 +13,16 @@
 
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/store.h"
+#include "support/cli_run.h"
 
 namespace gpuscope {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testing::CliRun;
+using testing::run_captured;
+using testing::slurp;
 
 // A directory of this test's own (CTest runs tests in parallel).
 std::string scratch() {
@@ -41,15 +34,7 @@ std::string scratch() {
 }
 
 CliRun gpuscope(const std::string& dir, const std::string& args) {
-  std::string out = dir + "/stdout", err = dir + "/stderr";
-  std::string command =
-      std::string(GPUSCOPE_BIN) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-  int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(out);
-  run.err = slurp(err);
-  return run;
+  return run_captured(std::string(GPUSCOPE_BIN) + " " + args, dir + "/std");
 }
 
 std::string fixtures() {

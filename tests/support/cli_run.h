@@ -1,0 +1,39 @@
+// Running a program from a CLI test: its exit code and both streams, captured through files.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gpuscope::testing {
+
+struct CliRun {
+  int exit_code = -1;  // -1: ended by a signal
+  std::string out, err;
+};
+
+// The whole file, byte for byte; empty when it cannot be read.
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Runs `command` (a /bin/sh command line) with stdin from /dev/null, its stdout and stderr
+// going to `base`.out and `base`.err, which are read back. REQUIRES: `base` is unique to the
+// calling test process (CTest runs tests in parallel processes).
+inline CliRun run_captured(const std::string& command, const std::string& base) {
+  const std::string out = base + ".out", err = base + ".err";
+  const int status = std::system((command + " >" + out + " 2>" + err + " </dev/null").c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(out);
+  run.err = slurp(err);
+  return run;
+}
+
+}  // namespace gpuscope::testing
