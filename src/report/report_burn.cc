@@ -344,13 +344,24 @@ void add_headlines_and_findings(ReportBuilder& b, const BurnRows& rows, bool lab
       }
     }
     if (row.errors) errors += *row.errors;
-    double throttled = throttle_seconds(row);
-    if (throttled > 0) {
+    // Dense GEMMs at the power limit are expected (sw_power_cap): said, but not a warning.
+    // Any other reason (thermal, hardware slowdown, power brake) is one.
+    const double throttled = throttle_seconds(row);
+    double capped = 0;
+    for (const auto& [reason, seconds] : row.throttle) {
+      if (reason == "sw_power_cap") capped += seconds;
+    }
+    if (throttled > capped) {
       b.add_finding(
           {Severity::warning, subject,
            fmt::format("{} was throttled for {} ({}): the measured rate is what this "
                        "GPU sustains here, not its peak.",
                        row.precision, format_value(throttled, Unit::seconds), throttle_text(row))});
+    } else if (capped > 0) {
+      b.add_finding({Severity::info, subject,
+                     fmt::format("{} ran at the power limit for {} (sw_power_cap): normal for "
+                                 "dense GEMMs; the rate is what this GPU sustains at its limit.",
+                                 row.precision, format_value(capped, Unit::seconds))});
     }
     const store::GpuRecord* gpu = row.entry.gpu;
     if (row.temperature_max_c && gpu && gpu->temperature_slowdown_c &&

@@ -100,6 +100,20 @@ TEST(ReportBuildTest, FixturesGiveEverySectionAndTheAnswerFirst) {
   EXPECT_TRUE(throttled);
 }
 
+// The burn of the shipped sample study (recorded on the H100): every precision ran into the
+// 700 W limit (sw_power_cap) and nothing else. That is said, as information, not as 7 warnings.
+TEST(ReportBuildTest, RunningAtThePowerLimitIsInformationNotAWarning) {
+  auto runs = load_runs({fixture("../../data/sample-study/steps/burn-gpu0.json")}, {});
+  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+  Document doc = build_report(*runs, pinned_options());
+  int capped = 0;
+  for (const Finding& f : doc.findings) {
+    EXPECT_NE(f.severity, Severity::warning) << f.text;
+    if (f.text.find("ran at the power limit for") != std::string::npos) ++capped;
+  }
+  EXPECT_EQ(capped, 7);  // fp64 fp32 tf32 fp16 bf16 fp8 int8
+}
+
 TEST(ReportBuildTest, TelemetryIsDownsampledForDrawingButNotForNumbers) {
   auto runs = load_runs({fixture("report/telemetry_handmade.records.json")}, {});
   ASSERT_TRUE(runs.ok()) << runs.status().to_string();
