@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 namespace gpuscope::bench::detail {
@@ -75,13 +76,19 @@ void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
   }
 }
 
-Result<std::unique_ptr<RowSampler>> RowSampler::start(const nvml::Session& session, unsigned gpu,
-                                                      int interval_ms) {
+telemetry::SamplerOptions row_sampler_options(unsigned gpu, int interval_ms) {
   telemetry::SamplerOptions o;
   o.interval = std::chrono::milliseconds(interval_ms);
   o.gpus = {std::to_string(gpu)};
   o.processes = false;
-  GPUSCOPE_ASSIGN_OR_RETURN(auto sampler, telemetry::Sampler::open(session, o));
+  o.slow_reading_threshold_s = std::numeric_limits<double>::infinity();
+  return o;
+}
+
+Result<std::unique_ptr<RowSampler>> RowSampler::start(const nvml::Session& session, unsigned gpu,
+                                                      int interval_ms) {
+  GPUSCOPE_ASSIGN_OR_RETURN(
+      auto sampler, telemetry::Sampler::open(session, row_sampler_options(gpu, interval_ms)));
   std::unique_ptr<RowSampler> rs(new RowSampler());
   rs->sampler_ = std::move(sampler);
   rs->interval_s_ = interval_ms / 1000.0;

@@ -39,6 +39,13 @@ void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
                         Row& row);
 
 // The sampler on one GPU feeding a SampleLog.
+// The sampler settings for a bench row: one GPU, no process list, and no reading moved to the
+// once-a-second rounds for its cost. A row's timed windows can total under 2 s, and on the lent
+// H100 (a VM) the energy counter costs 3.4 ms a call, so the monitor's default moved it to 1 Hz
+// and such rows had no energy at all; a bench row has the machine to itself, so the few ms per
+// round are spent.
+telemetry::SamplerOptions row_sampler_options(unsigned gpu, int interval_ms);
+
 class RowSampler {
  public:
   // Fails with invalid_argument for a GPU that does not exist; other failures of the sampler

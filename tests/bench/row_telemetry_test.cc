@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace gpuscope::bench::detail {
 namespace {
 
@@ -62,6 +64,14 @@ TEST(RowTelemetry, ShortWindowsAreFlaggedAndUncoveredOnesGiveNoEnergy) {
   fill_row_telemetry(s, {{6.0, 8.0, 100}}, 0, 8, late);
   EXPECT_FALSE(late.energy_j);
   EXPECT_FALSE(late.energy_per_sample_j);
+}
+
+TEST(RowTelemetry, RowSamplerMovesNoReadingToTheSlowRounds) {
+  const telemetry::SamplerOptions o = row_sampler_options(2, 50);
+  EXPECT_EQ(o.interval.count(), 50);
+  EXPECT_EQ(o.gpus, std::vector<std::string>{"2"});
+  EXPECT_FALSE(o.processes);
+  EXPECT_TRUE(std::isinf(o.slow_reading_threshold_s));  // energy every round, however slow
 }
 
 TEST(RowTelemetry, NoWindowsNoEnergy) {

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <mutex>
 #include <thread>
 
@@ -247,6 +249,21 @@ TEST_F(SamplerTest, ExpensiveReadingsMoveToTheOnceASecondRounds) {
     }
   }
   EXPECT_TRUE(moved);
+}
+
+// What gpuscope bench asks for (bench::detail::row_sampler_options): nothing is moved, however
+// much its calls cost, so a row of under 2 s still has its energy readings.
+TEST_F(SamplerTest, AnInfiniteThresholdMovesNothing) {
+  load_telemetry("two_gpus.json");
+  SamplerOptions options;
+  options.slow_reading_threshold_s = std::numeric_limits<double>::infinity();
+  auto sampler = open_sampler(options);
+  ASSERT_NE(sampler, nullptr);
+  for (int i = 0; i < 6; ++i) at(*sampler, 1.0 + 0.1 * i);
+  const Tick fast = at(*sampler, 1.65);  // not a once-a-second round
+  EXPECT_TRUE(gpu(fast, 0).values.has(Metric::power_w));
+  EXPECT_TRUE(gpu(fast, 0).values.has(Metric::memory_used_bytes));
+  for (const ReadingCost& c : sampler->reading_costs()) EXPECT_FALSE(c.once_a_second) << c.name;
 }
 
 }  // namespace
