@@ -5,6 +5,7 @@
 #include "gpuscope/nvml.h"
 #include "nvml/nvml_api.h"
 #include "nvml/nvml_error.h"
+#include "nvml/nvml_field_value.h"
 
 namespace gpuscope::nvml {
 namespace {
@@ -177,22 +178,9 @@ Result<double> Device::memory_temperature_c() const {
   value.fieldId = NVML_FI_DEV_MEMORY_TEMP;
   GPUSCOPE_RETURN_IF_ERROR(GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetFieldValues, handle_, 1, &value));
   GPUSCOPE_RETURN_IF_ERROR(GPUSCOPE_API_CHECK(value.nvmlReturn));
-  switch (value.valueType) {
-    case NVML_VALUE_TYPE_UNSIGNED_INT:
-      return static_cast<double>(value.value.uiVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG:
-      return static_cast<double>(value.value.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-      return static_cast<double>(value.value.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_INT:
-      return static_cast<double>(value.value.siVal);
-    case NVML_VALUE_TYPE_DOUBLE:
-      return value.value.dVal;
-    default:
-      return Status(Code::internal, fmt::format("memory temperature has an unexpected value type "
-                                                "{}",
-                                                static_cast<int>(value.valueType)));
-  }
+  if (auto celsius = detail::field_as_double(value)) return *celsius;
+  return Status(Code::internal, fmt::format("memory temperature has an unexpected value type {}",
+                                            static_cast<int>(value.valueType)));
 }
 
 Result<double> Device::temperature_threshold_c(TemperatureThreshold which) const {

@@ -5,6 +5,7 @@
 #include "gpuscope/nvml.h"
 #include "nvml/nvml_api.h"
 #include "nvml/nvml_error.h"
+#include "nvml/nvml_field_value.h"
 
 namespace gpuscope::nvml {
 namespace {
@@ -23,23 +24,6 @@ constexpr std::array<CounterField, 5> kCounterFields = {{
     {ThrottleReason::hw_thermal, NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN},
     {ThrottleReason::hw_power_brake, NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN},
 }};
-
-std::optional<std::uint64_t> as_unsigned(const nvmlFieldValue_t& value) {
-  if (value.nvmlReturn != NVML_SUCCESS) return std::nullopt;
-  switch (value.valueType) {
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-      return value.value.ullVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG:
-      return value.value.ulVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT:
-      return value.value.uiVal;
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-      return value.value.sllVal >= 0 ? std::optional<std::uint64_t>(value.value.sllVal)
-                                     : std::nullopt;
-    default:
-      return std::nullopt;
-  }
-}
 
 }  // namespace
 
@@ -84,7 +68,7 @@ Result<std::map<ThrottleReason, std::uint64_t>> Device::throttle_time_ns() const
                                               static_cast<int>(values.size()), values.data()));
   std::map<ThrottleReason, std::uint64_t> counters;
   for (std::size_t i = 0; i < kCounterFields.size(); ++i) {
-    const std::optional<std::uint64_t> ns = as_unsigned(values[i]);
+    const std::optional<std::uint64_t> ns = detail::field_as_u64(values[i]);
     if (ns) counters.emplace(kCounterFields[i].reason, *ns);  // the first supported field wins
   }
   return counters;

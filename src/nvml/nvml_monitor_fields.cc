@@ -8,43 +8,13 @@
 #include "gpuscope/nvml.h"
 #include "nvml/nvml_api.h"
 #include "nvml/nvml_error.h"
+#include "nvml/nvml_field_value.h"
 
 namespace gpuscope::nvml {
 namespace {
 
-std::optional<double> field_as_double(const nvmlFieldValue_t& value) {
-  if (value.nvmlReturn != NVML_SUCCESS) return std::nullopt;
-  switch (value.valueType) {
-    case NVML_VALUE_TYPE_DOUBLE:
-      return value.value.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT:
-      return static_cast<double>(value.value.uiVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG:
-      return static_cast<double>(value.value.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-      return static_cast<double>(value.value.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-      return static_cast<double>(value.value.sllVal);
-    case NVML_VALUE_TYPE_SIGNED_INT:
-      return static_cast<double>(value.value.siVal);
-    default:
-      return std::nullopt;
-  }
-}
-
-std::optional<std::uint64_t> field_as_u64(const nvmlFieldValue_t& value) {
-  if (value.nvmlReturn != NVML_SUCCESS) return std::nullopt;
-  switch (value.valueType) {
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-      return value.value.ullVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG:
-      return value.value.ulVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT:
-      return value.value.uiVal;
-    default:
-      return std::nullopt;
-  }
-}
+using detail::field_as_double;
+using detail::field_as_u64;
 
 std::optional<double> milliwatts(const nvmlFieldValue_t& value) {
   std::optional<double> mw = field_as_double(value);
