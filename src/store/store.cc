@@ -1,9 +1,11 @@
 // Opening a store (the checks that keep foreign and damaged files untouched) and writing to it.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "gpuscope/store.h"
@@ -64,10 +66,28 @@ Status check_existing_store(const std::string& path, const detail::FileProbe& pr
   return Status{};
 }
 
+// Switching a new store to WAL needs every other connection out of the file for a moment, and
+// SQLite answers "database is locked" at once instead of calling the busy handler: several
+// gpuscope processes creating one store together (a study's steps, two monitors) meet here.
+// Retry for as long as the busy timeout would have waited.
+Result<std::string> switch_to_wal(Database& db) {
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  auto pause = std::chrono::milliseconds(2);
+  for (;;) {
+    auto journal = db.query_text("PRAGMA journal_mode = WAL");
+    if (journal.ok() || journal.status().code() != Code::timeout || Clock::now() > give_up) {
+      return journal;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
 Status configure_for_writing(Database& db, const StoreOptions& options) {
   // WAL: readers (a report, a live view) never block the writer; NORMAL sync is durable in WAL
   // mode except for the last transactions before a power cut.
-  GPUSCOPE_ASSIGN_OR_RETURN(std::string journal, db.query_text("PRAGMA journal_mode = WAL"));
+  GPUSCOPE_ASSIGN_OR_RETURN(std::string journal, switch_to_wal(db));
   if (journal != "wal") {
     return Status(
         Code::io_error,
