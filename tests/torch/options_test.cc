@@ -27,6 +27,22 @@ TEST(Options, Defaults) {
   EXPECT_EQ(c.cuda_graphs, Toggle::automatic);
 }
 
+TEST(Options, InputSetsFollowTheTaskAndTheInputPath) {
+  RunConfig c;
+  c.task = Task::infer;
+  EXPECT_EQ(input_sets_for(c), 1);  // as the Python references: one input tensor
+  c.task = Task::train;
+  EXPECT_EQ(input_sets_for(c), 2);
+  c.task = Task::infer;
+  c.input.kind = InputKind::host;
+  EXPECT_EQ(input_sets_for(c), 2);  // one refilled while a step reads the other
+  c.input_sets = 1;
+  EXPECT_EQ(input_sets_for(c), 2);
+  c.input.kind = InputKind::synthetic;
+  c.input_sets = 3;
+  EXPECT_EQ(input_sets_for(c), 3);
+}
+
 TEST(Options, EveryOption) {
   const auto parsed = parse({"--model",   "gpt2",
                              "--task",    "infer",

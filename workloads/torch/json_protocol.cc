@@ -51,7 +51,7 @@ std::string start_line(const StartRecord& r) {
       .add("warmup_steps", c.warmup_steps)
       .add("windows", c.windows)
       .add("steps_per_window", c.steps_per_window)
-      .add("input_sets", c.input_sets)
+      .add("input_sets", input_sets_for(c))
       .add("seq_len", c.shape.seq_len)
       .add("image_size", c.model == ModelKind::vit_b16 ? int64_t{224} : c.shape.image_size)
       .add("lr", c.adamw.lr)

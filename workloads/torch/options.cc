@@ -142,7 +142,8 @@ const std::vector<OptionSpec>& option_table() {
       {"--steps", "N", "steps per timed window (default 10)",
        positive(&RunConfig::steps_per_window)},
       {"--input-sets", "N",
-       "device batches used in turn (default 2; host-fed inputs refill them, at least 2)",
+       "device batches used in turn (default: 1 for synthetic inference, else 2; host-fed inputs "
+       "refill them, at least 2)",
        positive(&RunConfig::input_sets)},
       {"--input", "synthetic|host|jpeg",
        "batches made on the GPU (default), made on the CPU by loader threads and copied, or "

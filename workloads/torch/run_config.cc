@@ -1,5 +1,6 @@
 #include "run_config.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -86,6 +87,13 @@ ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {
   s.residual_epilogue =
       on_cuda && config.task == Task::infer && decide(config.residual_epilogue, true);
   return s;
+}
+
+int64_t input_sets_for(const RunConfig& config) {
+  const bool host_fed = config.input.kind != InputKind::synthetic;
+  int64_t sets = config.input_sets;
+  if (sets <= 0) sets = config.task == Task::infer && !host_fed ? 1 : 2;
+  return host_fed ? std::max<int64_t>(sets, 2) : sets;
 }
 
 }  // namespace gpuscope::workloads

@@ -66,7 +66,8 @@ struct RunConfig {
   int64_t warmup_steps = 10;  // eager steps before timing (and before a capture)
   int64_t windows = 5;        // timed windows; samples/s is the median over them
   int64_t steps_per_window = 10;
-  int64_t input_sets = 2;  // distinct device batches, used in turn (host-fed: refilled, >= 2)
+  // Distinct device batches, used in turn; 0: input_sets_for() chooses. Host-fed: refilled, >= 2.
+  int64_t input_sets = 0;
 
   Toggle cuda_graphs = Toggle::automatic;  // auto: on for CUDA
   bool fused_adamw = true;                 // off: LibTorch's torch::optim::AdamW
@@ -95,5 +96,11 @@ struct ResolvedSwitches {
   bool residual_epilogue = false;
 };
 ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda);
+
+// The device batches a run keeps: --input-sets when given; otherwise one for synthetic inference
+// (the Python references time one input tensor, and a second would be memory they do not hold)
+// and two for training. Host-fed inputs need at least two: one refilled while a step reads the
+// other.
+int64_t input_sets_for(const RunConfig& config);
 
 }  // namespace gpuscope::workloads

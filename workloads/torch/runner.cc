@@ -127,7 +127,7 @@ std::optional<int64_t> Run::choose_batch(StepProgram& program) {
     try {
       // The run's input sets are alive too.
       std::vector<Batch> held;
-      for (int64_t i = 0; i < config_.input_sets; ++i) {
+      for (int64_t i = 0; i < input_sets_for(config_); ++i) {
         held.push_back(make_synthetic_batch(batch_spec(batch), device_.device));
       }
       // Two training steps: the second forward runs while the first step's gradients are
@@ -366,8 +366,8 @@ int Run::execute() {
     result.peak_reserved_bytes = peaks->reserved_bytes;
   }
   fill_step_records(result, step, program);
-  if (program.last_output().defined()) {
-    result.output_mean_abs = program.last_output().abs().mean(at::kDouble).item<double>();
+  if (const at::Tensor& output = program.current_output(); output.defined()) {
+    result.output_mean_abs = output.abs().mean(at::kDouble).item<double>();
   }
   if (host_feed != nullptr) {
     const InputStats stats = feed.stats();

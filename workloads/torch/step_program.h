@@ -39,8 +39,9 @@ class StepProgram {
   // The last step's loss as a 0-dim fp32 device tensor (training; undefined for inference).
   const at::Tensor& last_loss() const { return loss_; }
   const LossScaler* loss_scaler() const { return scaler_ ? &*scaler_ : nullptr; }
-  // The last inference step's logits (undefined for training).
-  const at::Tensor& last_output() const { return output_; }
+  // The last inference step's logits (undefined for training), current even when several
+  // captured graphs took turns (which may mean one more replay).
+  const at::Tensor& current_output();
 
  private:
   void train_step(const Batch& batch);
@@ -55,8 +56,9 @@ class StepProgram {
   std::unique_ptr<torch::optim::AdamW> libtorch_adamw_;
   std::optional<LossScaler> scaler_;
   at::Tensor loss_;    // fp32, written at the end of each training step
-  at::Tensor output_;  // inference logits, kept so a captured graph's output stays alive
+  at::Tensor output_;  // inference logits; with graphs, the last captured graph's output
   std::unique_ptr<CudaGraphSteps> graphs_;
+  size_t last_replayed_ = 0;
 };
 
 }  // namespace gpuscope::workloads

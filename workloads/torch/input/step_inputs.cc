@@ -42,10 +42,7 @@ bool resolve_pinned(const RunConfig& config, const DeviceInfo& device, std::stri
 
 StepInputs::StepInputs(const RunConfig& config, const DeviceInfo& device, const BatchSpec& spec,
                        bool pinned, std::optional<ImageFolder> folder) {
-  // Host-fed: at least two device batches, so that one is refilled while a step reads the other.
-  const int64_t buffers = config.input.kind == InputKind::synthetic
-                              ? config.input_sets
-                              : std::max<int64_t>(config.input_sets, 2);
+  const int64_t buffers = input_sets_for(config);
   for (int64_t i = 0; i < buffers; ++i) {
     device_batches_.push_back(make_synthetic_batch(spec, device.device));
   }
