@@ -13,6 +13,7 @@
 
 #include "burn_test_util.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/store.h"
 #include "support/cli_run.h"
 
 namespace gpuscope {
@@ -128,6 +129,50 @@ TEST_F(CliBurn, JsonHasTheSchemaVersionAndTheResults) {
   EXPECT_EQ(j["targets"][0]["gemm"][1]["precision"], "bf16");
   EXPECT_EQ(j["targets"][0]["gemm"][1]["flop_per_s"]["median"], 767.2e12);
   EXPECT_EQ(j["targets"][0]["memory"].size(), 4u);
+}
+
+TEST_F(CliBurn, StoreRecordsEachRunWithItsResults) {
+  script("default", fast("h100_worker_handmade.jsonl"));
+  const std::string db = dir_ + "/results.db";
+  for (int i = 0; i < 2; ++i) {
+    CliRun run = gpuscope("h100_sxm.json", "--precision fp64,bf16,fp8 --store " + db);
+    ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+    EXPECT_THAT(run.err,
+                HasSubstr("gpuscope: burn run " + std::to_string(i + 1) + " written to " + db));
+    EXPECT_THAT(run.out, HasSubstr("Result: passed"));  // the console output is unchanged
+  }
+  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  auto runs = (*store)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  auto run = (*store)->load_run(runs->front().id);
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  EXPECT_EQ(run->run.kind, "burn");
+  EXPECT_THAT(run->run.command_line, HasSubstr("burn --sample-interval 0.05 --precision"));
+  ASSERT_TRUE(run->run.ended_unix_s.has_value());
+  EXPECT_GE(*run->run.ended_unix_s, run->run.started_unix_s);
+  EXPECT_GT(run->run.started_unix_s, 1.7e9);
+  ASSERT_EQ(run->run.gpus.size(), 1u);
+  EXPECT_EQ(run->run.gpus[0].uuid, kH100);
+  bool bf16 = false;
+  for (const store::Measurement& m : run->measurements) {
+    if (m.name == store::names::kGemmFlopPerS && m.tags.value("precision", "") == "bf16" &&
+        m.tags.value("stat", "") == "median") {
+      bf16 = m.value == 767.2e12;
+    }
+  }
+  EXPECT_TRUE(bf16) << "the bf16 GEMM rate is not in the store";
+}
+
+TEST_F(CliBurn, AStoreThatCannotBeOpenedFailsBeforeTheBurn) {
+  script("default", fast("h100_worker_handmade.jsonl"));
+  std::ofstream(dir_ + "/not_a_store.db") << "plain text, not SQLite\n";
+  CliRun run = gpuscope("h100_sxm.json", "--precision bf16 --store " + dir_ + "/not_a_store.db");
+  EXPECT_EQ(run.exit_code, kExitError) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("is not a gpuscope results store"));
+  EXPECT_FALSE(std::ifstream(dir_ + "/" + kH100 + ".args").good()) << "the worker ran";
+  EXPECT_EQ(slurp(dir_ + "/not_a_store.db"), "plain text, not SQLite\n");
 }
 
 TEST_F(CliBurn, AWrongResultExitsOneAndNamesTheGpu) {

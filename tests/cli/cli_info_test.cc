@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/store.h"
 #include "support/cli_run.h"
 
 namespace gpuscope {
@@ -91,6 +92,24 @@ TEST(CliInfo, JsonHasTheSchemaVersionAndTheGpu) {
   auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["gpus"][0]["mig"]["instances"].size(), 3u);
+}
+
+TEST(CliInfo, StoreRecordsTheMachine) {
+  const std::string db = ::testing::TempDir() + "/" + std::to_string(getpid()) + "_info.db";
+  std::remove(db.c_str());
+  CliRun run = gpuscope(with_fake("a100_mig.json"), "info --store " + db);
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("gpuscope: info run 1 written to " + db));
+  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  auto runs = (*store)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  auto loaded = (*store)->load_run(runs->front().id);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->run.kind, "info");
+  ASSERT_FALSE(loaded->run.gpus.empty());
+  EXPECT_THAT(loaded->run.gpus[0].name, HasSubstr("A100"));
 }
 
 TEST(CliInfo, UnknownGpuIsAUsageError) {

@@ -1,5 +1,6 @@
 // gpuscope burn [--duration S] [--precision LIST] [--gpu N|UUID] [--memory-fraction F]
-//               [--size N] [--no-memory] [--no-host-link] [--json] [--inject-fault]
+//               [--size N] [--no-memory] [--no-host-link] [--json] [--store FILE]
+//               [--inject-fault]
 #include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/info.h"
 #include "gpuscope/nvml.h"
+#include "store_option.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -26,6 +28,7 @@ struct BurnArgs {
   bool no_memory = false;
   bool no_host_link = false;
   bool json = false;
+  std::string store;
 };
 
 int print_error(const BurnArgs& args, const Status& status) {
@@ -49,8 +52,11 @@ int run_burn(BurnArgs args) {
   options.memory = !args.no_memory;
   options.host_link = !args.no_host_link;
 
+  auto store = StoreOption::open(args.store);
+  if (!store.ok()) return print_error(args, store.status());
   auto session = nvml::Session::open();
   if (!session.ok()) return print_error(args, session.status());
+  const double started = unix_now_s();
   auto info = collect_info(**session, probe_cuda(), InfoOptions{burn::info_selector(options.gpu)});
   if (!info.ok()) return print_error(args, info.status());
   for (const GpuFailure& f : info->failures) {
@@ -67,11 +73,14 @@ int run_burn(BurnArgs args) {
   printer.finish();
   if (!report.ok()) return print_error(args, report.status());
 
+  const nlohmann::json document = burn_to_json(*report);
   if (args.json) {
-    std::cout << burn_to_json(*report).dump(2) << '\n';
+    std::cout << document.dump(2) << '\n';
   } else {
     print_burn(*report, std::cout);
   }
+  // What was measured is printed first: a store that fails now loses nothing on screen.
+  Status recorded = store->record(document, started, unix_now_s());
   for (const burn::TargetResult& t : report->targets) {
     if (t.outcome != burn::Outcome::failed && t.outcome != burn::Outcome::verification_failed) {
       continue;
@@ -83,6 +92,10 @@ int run_burn(BurnArgs args) {
   }
   if (report->interrupted) {
     std::cerr << "gpuscope: interrupted; printed what was measured before the stop\n";
+  }
+  if (!recorded.ok()) {
+    const int code = report_error(recorded.with_context("--store " + args.store));
+    return burn::exit_code(*report) == kExitOk ? code : burn::exit_code(*report);
   }
   return burn::exit_code(*report);
 }
@@ -111,6 +124,8 @@ void add_burn_command(CLI::App& app, Runner& runner) {
   cmd->add_flag("--no-memory", args->no_memory, "Skip the device-memory bandwidth test");
   cmd->add_flag("--no-host-link", args->no_host_link, "Skip the host<->device copy tests");
   cmd->add_flag("--json", args->json, "Machine-readable output (schema_version pinned)");
+  cmd->add_option("--store", args->store,
+                  "Also record the run into this SQLite results store (read by `report`)");
   cmd->add_flag("--inject-fault", o.inject_fault,
                 "Corrupt one GEMM result on purpose: the run must fail and name the GPU");
   // For tests and debugging; not in --help.

@@ -1,4 +1,4 @@
-// gpuscope info [--json] [--gpu N|UUID]
+// gpuscope info [--json] [--gpu N|UUID] [--store FILE]
 #include <fmt/format.h>
 
 #include <iostream>
@@ -9,6 +9,7 @@
 #include "gpuscope/info.h"
 #include "gpuscope/info_report.h"
 #include "gpuscope/nvml.h"
+#include "store_option.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -16,6 +17,7 @@ namespace {
 struct InfoArgs {
   bool json = false;
   std::string gpu;
+  std::string store;
 };
 
 int print_error(const InfoArgs& args, const Status& status) {
@@ -30,16 +32,23 @@ int print_error(const InfoArgs& args, const Status& status) {
 }
 
 int run_info(const InfoArgs& args) {
+  auto store = StoreOption::open(args.store);
+  if (!store.ok()) return print_error(args, store.status());
+  const double started = unix_now_s();
   auto session = nvml::Session::open();
   if (!session.ok()) return print_error(args, session.status());
   CudaInventory cuda = probe_cuda();
   auto info = collect_info(**session, cuda, InfoOptions{args.gpu});
   if (!info.ok()) return print_error(args, info.status());
 
+  const nlohmann::json document = info_to_json(*info);
   if (args.json) {
-    std::cout << info_to_json(*info).dump(2) << '\n';
+    std::cout << document.dump(2) << '\n';
   } else {
     print_info(*info, std::cout);
+  }
+  if (Status recorded = store->record(document, started, unix_now_s()); !recorded.ok()) {
+    return report_error(recorded.with_context("--store " + args.store));
   }
   if (!info->failures.empty()) {
     for (const GpuFailure& f : info->failures) {
@@ -58,6 +67,8 @@ void add_info_command(CLI::App& app, Runner& runner) {
       "info", "What each GPU is and what its limits are (NVML + CUDA runtime + datasheet)");
   cmd->add_flag("--json", args->json, "Machine-readable output (schema_version pinned)");
   cmd->add_option("--gpu", args->gpu, "Only this GPU: NVML index (as nvidia-smi) or UUID");
+  cmd->add_option("--store", args->store,
+                  "Also record the machine into this SQLite results store (read by `report`)");
   cmd->callback([&runner, args] { runner = [args] { return run_info(*args); }; });
 }
 

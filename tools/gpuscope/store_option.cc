@@ -1,0 +1,48 @@
+#include "store_option.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+namespace gpuscope::cli {
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : all) {
+    if (c == '\0') c = ' ';
+  }
+  while (!all.empty() && all.back() == ' ') all.pop_back();
+  return all;
+}
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Result<StoreOption> StoreOption::open(const std::string& path) {
+  StoreOption option;
+  if (path.empty()) return option;
+  GPUSCOPE_ASSIGN_OR_RETURN(option.store_, store::Store::open(path));
+  option.path_ = path;
+  return option;
+}
+
+Status StoreOption::record(const nlohmann::json& document, double started_unix_s,
+                           double ended_unix_s) {
+  if (!store_) return Status{};
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<store::RunData> runs, store::runs_from_document(document));
+  for (store::RunData& data : runs) {
+    data.run.command_line = command_line();
+    data.run.started_unix_s = started_unix_s;
+    data.run.ended_unix_s = ended_unix_s;
+    GPUSCOPE_ASSIGN_OR_RETURN(store::RunId id, store_->write(data));
+    std::cerr << fmt::format("gpuscope: {} run {} written to {}\n", data.run.kind, id, path_);
+  }
+  return Status{};
+}
+
+}  // namespace gpuscope::cli
