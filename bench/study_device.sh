@@ -9,6 +9,8 @@
 #                                             # quick study + resume -> $OUT/study-quick.tar.gz
 #   bash bench/study_device.sh default BIN_TGZ  # there (carry .carry with BIN_TGZ inside):
 #                                             # the default study -> $OUT/study-default.tar.gz
+#   bash bench/study_device.sh resume BIN_TGZ STUDY_TGZ  # there: the default study cut by the
+#                                             # call's limit, resumed -> $OUT/study-default.tar.gz
 #
 # Files come back few at a time, so each study folder is sent as one archive. Reads the GPU's
 # settings; never changes power limits, clocks, MIG, persistence or compute mode (the study's
@@ -92,5 +94,21 @@ case "${1:-}" in
     mv "$out"/study_default.{out,err} "$out/study-h100/" 2>/dev/null
     tar -czf "$out/study-default.tar.gz" -C "$out" study-h100 && rm -rf "$out/study-h100"
     ;;
-  *) echo "usage: $0 prepare | build-quick | default BIN_TGZ" >&2; exit 2 ;;
+  resume)
+    # The default study cut by the call's limit (SIGINT at STUDY_TIMEOUT): go on from the folder
+    # the `default` call sent back. Its bench step keeps the rows it finished (bench --resume).
+    gpu_facts
+    tar -xzf "${2:?the bin.tar.gz from build-quick}" -C "$root" || exit 1
+    tar -xzf "${3:?the study-default.tar.gz from default}" -C "$out" || exit 1
+    use_bin
+    start=$(date +%s)
+    timeout -s INT -k 40 "${STUDY_TIMEOUT:-570}" "$G" study --resume "$out/study-h100" \
+      >"$out/study_resume.out" 2>"$out/study_resume.err"
+    echo "resumed study: exit $? after $(($(date +%s) - start)) s"
+    tail -40 "$out/study_resume.out"
+    grep -vE "^\s*$" "$out/study_resume.err" | tail -15
+    mv "$out"/study_resume.{out,err} "$out/study-h100/" 2>/dev/null
+    tar -czf "$out/study-default.tar.gz" -C "$out" study-h100 && rm -rf "$out/study-h100"
+    ;;
+  *) echo "usage: $0 prepare | build-quick | default BIN_TGZ | resume BIN_TGZ STUDY_TGZ" >&2; exit 2 ;;
 esac

@@ -6,7 +6,8 @@
 # and prints the ratios.
 #
 #   bash bench/torch_device.sh PLAN [torch_vs_timm.py options]
-#     PLAN: smoke | key | vit_train | vit_infer | vit | others | all (see torch_vs_timm.py)
+#     PLAN: smoke | key | vit_train | vit_infer | vit | others | all (see torch_vs_timm.py), or
+#           profile: bench/vit_infer_profile.py alone (timm ViT-B/16 bf16 inference by kernel kind)
 #
 # Writes under $OUT: torch_gpu.txt (GPU, driver, versions, date), torch_build.log,
 # torch_vs_timm.log (every gpuscope-torch command and its JSON lines), torch_vs_timm.json,
@@ -26,6 +27,12 @@ build="$root/build/torch-device"
   python3 -c 'import torch, timm, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "timm", timm.__version__, "torchvision", torchvision.__version__)'
   nproc
 } 2>&1 | tee "$out/torch_gpu.txt"
+
+if [ "$plan" = profile ]; then
+  # Where timm's ViT-B/16 bf16 inference spends its time (no gpuscope-torch build needed).
+  PYTHONUNBUFFERED=1 python3 bench/vit_infer_profile.py --out "$out" "$@" 2>&1 | tee "$out/vit_infer_profile.out"
+  exit "${PIPESTATUS[0]}"
+fi
 
 start=$(date +%s)
 if [ ! -f "$build/build.ninja" ]; then
