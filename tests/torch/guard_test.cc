@@ -9,35 +9,15 @@
 
 #include "guard_data.h"
 #include "runner.h"
+#include "workload_outcome.h"
 
 namespace gpuscope::workloads {
 namespace {
 
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code = -1;
-  std::vector<json> lines;
-  const json* find(std::string_view type) const {
-    for (const auto& line : lines) {
-      if (line["type"] == type) return &line;
-    }
-    return nullptr;
-  }
-};
-
-Outcome run(const RunConfig& config, std::atomic<bool>* stop = nullptr,
-            std::string_view stop_after = "") {
-  Outcome out;
-  out.exit_code = run_workload(
-      config,
-      [&](const std::string& line) {
-        out.lines.push_back(json::parse(line));
-        if (stop != nullptr && out.lines.back()["type"] == stop_after) *stop = true;
-      },
-      stop);
-  return out;
-}
+using testing::Outcome;
+using testing::run;
 
 RunConfig tiny_guard(PrecisionMode mode) {
   RunConfig c;

@@ -7,22 +7,15 @@
 
 #include "device.h"
 #include "runner.h"
+#include "workload_outcome.h"
 
 namespace gpuscope::workloads {
 namespace {
 
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code = -1;
-  std::vector<json> lines;
-  const json* find(std::string_view type) const {
-    for (const auto& line : lines) {
-      if (line["type"] == type) return &line;
-    }
-    return nullptr;
-  }
-};
+using testing::Outcome;
+using testing::run;
 
 RunConfig tiny(ModelKind model, Task task, PrecisionMode mode) {
   RunConfig c;
@@ -41,27 +34,19 @@ RunConfig tiny(ModelKind model, Task task, PrecisionMode mode) {
   return c;
 }
 
-Outcome run(const RunConfig& config) {
-  Outcome out;
-  out.exit_code = run_workload(config, [&](const std::string& line) {
-    out.lines.push_back(json::parse(line));  // every line must be valid JSON
-  });
-  return out;
-}
-
 struct Case {
   ModelKind model;
   Task task;
   PrecisionMode mode;
 };
 
-std::string case_name(const testing::TestParamInfo<Case>& info) {
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return std::string(model_info(info.param.model).name) + "_" +
          std::string(task_name(info.param.task)) + "_" +
          std::string(precision_mode_name(info.param.mode));
 }
 
-class CpuWorkload : public testing::TestWithParam<Case> {};
+class CpuWorkload : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CpuWorkload, RunsOrSaysWhyNot) {
   const Case c = GetParam();
@@ -113,7 +98,7 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModes, CpuWorkload, testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(AllModes, CpuWorkload, ::testing::ValuesIn(all_cases()), case_name);
 
 TEST(CpuWorkloadErrors, UnknownDeviceIsAUsageError) {
   RunConfig c = tiny(ModelKind::gpt2, Task::infer, PrecisionMode::fp32);
