@@ -12,11 +12,14 @@
 //                                      memory, and what each knob bought
 //   bench_to_json / print_bench /      the JSON document (kind "gpuscope.bench", schema pinned),
 //   bench_to_run                       the console table, and the results-store run
+//   bench_from_json / load_bench_json  the JSON document read back, for `--resume FILE`: an
+//                                      unfinished matrix goes on from its last finished row
 //
 // Units are SI in the data: seconds, bytes, watts, joules; activities are fractions 0..1.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -116,8 +119,9 @@ std::vector<std::string> preset_names();
 // loss curve is judged against fp32's.
 
 enum class Verdict { ok, diverged, nan, scale_collapse, not_learning, unknown };
-std::string_view verdict_name(Verdict verdict);  // "ok", "diverged", ...
-bool verdict_is_bad(Verdict verdict);            // diverged, nan, scale_collapse, not_learning
+std::string_view verdict_name(Verdict verdict);               // "ok", "diverged", ...
+std::optional<Verdict> parse_verdict(std::string_view name);  // verdict_name's inverse
+bool verdict_is_bad(Verdict verdict);  // diverged, nan, scale_collapse, not_learning
 
 struct LossCurve {
   std::vector<double> losses;        // one per step; NaN where the step's loss was not finite
@@ -220,6 +224,8 @@ std::vector<Answer> compute_answers(const std::vector<Row>& rows);
 // ---------------------------------------------------------------------------------------------
 // Running.
 
+struct BenchResult;
+
 struct RunOptions {
   std::string torch_bin;  // REQUIRES: set (find_torch_bin)
   // NVML index of the GPU sampled and run on (children get CUDA_DEVICE_ORDER=PCI_BUS_ID, and
@@ -230,6 +236,16 @@ struct RunOptions {
   int guard_seed = 0;
   double row_timeout_s = 900;  // a row still running after this is stopped (SIGTERM, SIGKILL)
   bool progress = true;        // the progress line on the error stream
+  // An earlier attempt at the same matrix (load_bench_json of its --json file), or null. Its
+  // rows that reached an end of their own (measured, or skipped for any reason but
+  // "interrupted" and "timeout") are kept and not run again; its guard loss curves are reused
+  // (so a mode run now is judged against the earlier fp32 curve). Not owned.
+  const BenchResult* resume = nullptr;
+  // Called before the first row and after every finished row (with its guard runs) with the
+  // matrix so far (complete = false, answers over the rows so far): `gpuscope bench --json FILE`
+  // rewrites FILE from it, so a bench killed mid-matrix leaves its finished rows. An error from
+  // the first call fails run_bench before anything runs; later errors are warnings.
+  std::function<Status(const BenchResult&)> on_snapshot;
 };
 
 struct BenchResult {
@@ -238,7 +254,13 @@ struct BenchResult {
   std::vector<Answer> answers;
   std::size_t planned = 0;
   bool interrupted = false;
-  double started_unix_s = 0, wall_seconds = 0;
+  bool complete = true;  // false in the snapshots written while the matrix still runs
+  // The first attempt's start; wall_seconds counts every attempt, earlier_wall_seconds the
+  // ones before this (resumed) run, up to their last finished row.
+  double started_unix_s = 0, wall_seconds = 0, earlier_wall_seconds = 0;
+  std::size_t resumed_rows = 0;  // rows kept from an earlier attempt (RunOptions::resume)
+  bool guard_enabled = true;     // RunOptions::guard and guard_seed, as run
+  int guard_seed = 0;
   std::string torch_bin;
   unsigned gpu_index = 0;  // NVML index of the sampled GPU
   std::optional<std::string> gpu_name, gpu_uuid;
@@ -263,8 +285,27 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
 // Output.
 
 inline constexpr int kBenchSchemaVersion = 1;
-// {"kind": "gpuscope.bench", "schema_version": 1, "answers": [...], "rows": [...], ...}.
+// {"kind": "gpuscope.bench", "schema_version": 1, "complete": true, "answers": [...],
+//  "rows": [...], ...}.
 nlohmann::json bench_to_json(const BenchResult& result);
+// bench_to_json's document read back; the answers are recomputed from the rows. data_error
+// naming the field for anything else (another kind, a newer schema, a missing or mistyped
+// field). Documents of older gpuscope versions lack the rows' warmup/windows/steps.
+Result<BenchResult> bench_from_json(const nlohmann::json& document);
+// bench_from_json of the file at `path`: not_found when there is none, data_error when it is
+// not a bench JSON document (the message names the file).
+Result<BenchResult> load_bench_json(const std::string& path);
+// Writes `document` to `path` whole or not at all (PATH.tmp in the same directory, fsync'd,
+// renamed over it), so a reader never sees half a file. io_error naming the path.
+Status save_bench_json(const std::string& path, const nlohmann::json& document);
+// Ok when `earlier` is an attempt at `rows` run with `options` (same rows in the same order,
+// with the same gpuscope-torch arguments, guard settings and --gpu); invalid_argument saying
+// what differs otherwise.
+Status check_resumable(const BenchResult& earlier, const std::vector<RowSpec>& rows,
+                       const RunOptions& options);
+// Whether a row of an earlier attempt is kept on resume: it ran to an end of its own
+// (measured, or skipped for any reason but "interrupted" and "timeout").
+bool row_is_final(const Row& row);
 // The rows (skipped ones with their reasons), the guard, the answers.
 void print_bench(const BenchResult& result, std::ostream& out);
 // `--list`: the expanded rows, one per line, with the gpuscope-torch arguments.

@@ -216,7 +216,10 @@ struct RunOutcome {
 
 // Runs every step of state.plan that is not done, in order, saving the state in DIR after
 // each. A step planned as skipped is recorded as skipped without running. Stops after an
-// interrupted step (its state saved). io_error when the state cannot be saved.
+// interrupted step (its state saved). An unfinished attempt's files are removed before a step
+// runs again, except a bench step's JSON with rows (bench rewrites it after every row): that
+// step runs with "--resume {json}" added to its arguments and goes on from its last finished
+// row. io_error when the state cannot be saved.
 Result<RunOutcome> run_steps(State& state, const std::filesystem::path& dir, StepRunner& runner,
                              const RunOptions& options);
 

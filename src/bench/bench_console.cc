@@ -53,8 +53,11 @@ void print_rows(const std::vector<RowSpec>& rows, std::ostream& out) {
 }
 
 void print_bench(const BenchResult& result, std::ostream& out) {
-  out << fmt::format("gpuscope bench: {} of {} rows{}{}\n", result.rows.size(), result.planned,
+  out << fmt::format("gpuscope bench: {} of {} rows{}{}{}\n", result.rows.size(), result.planned,
                      result.gpu_name ? " on " + *result.gpu_name : "",
+                     result.resumed_rows > 0
+                         ? fmt::format(" ({} kept from an earlier attempt)", result.resumed_rows)
+                         : "",
                      result.interrupted ? " (interrupted)" : "");
   TextTable t({"model", "task", "mode", "variant", "batch", "samples/s", "spread", "peak alloc",
                "power", "J/sample", "SM", "tensor", "throttled", "guard"});

@@ -1,5 +1,6 @@
 // The bench JSON document (kind "gpuscope.bench", schema kBenchSchemaVersion). `gpuscope study`
-// reads "answers" and "rows"; the field names below are a contract pinned by tests/bench.
+// reads "answers" and "rows", `bench --resume` all of it (bench_json_read.cc); the field names
+// below are a contract pinned by tests/bench.
 #include <cmath>
 
 #include "gpuscope/bench.h"
@@ -12,6 +13,9 @@ nlohmann::json opt(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 nlohmann::json opt(const std::optional<std::string>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+nlohmann::json opt(const std::optional<int>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
@@ -36,6 +40,11 @@ nlohmann::json spec_json(const RowSpec& s) {
           {"knobs", knobs},
           {"input", input},
           {"variant", s.variant()},
+          {"warmup", opt(s.warmup)},
+          {"windows", opt(s.windows)},
+          {"steps", opt(s.steps)},
+          {"guard_steps", opt(s.guard_steps)},
+          {"extra_args", s.extra_args},
           {"torch_args", s.torch_args()}};
 }
 
@@ -129,12 +138,18 @@ nlohmann::json bench_to_json(const BenchResult& r) {
   return {{"kind", "gpuscope.bench"},
           {"schema_version", kBenchSchemaVersion},
           {"gpuscope_version", std::string(version())},
+          {"complete", r.complete},
           {"started_unix_s", r.started_unix_s},
           {"wall_seconds", r.wall_seconds},
+          {"earlier_wall_seconds", r.earlier_wall_seconds},
           {"interrupted", r.interrupted},
           {"rows_planned", r.planned},
           {"rows_finished", r.rows.size()},
+          {"resumed_rows", r.resumed_rows},
+          {"guard_enabled", r.guard_enabled},
+          {"guard_seed", r.guard_seed},
           {"torch_bin", r.torch_bin},
+          {"gpu_index", r.gpu_index},
           {"gpu", {{"name", opt(r.gpu_name)}, {"uuid", opt(r.gpu_uuid)}}},
           {"driver_version", opt(r.driver_version)},
           {"warnings", r.warnings},

@@ -52,6 +52,14 @@ std::string_view verdict_name(Verdict v) {
   return "unknown";
 }
 
+std::optional<Verdict> parse_verdict(std::string_view name) {
+  for (Verdict v : {Verdict::ok, Verdict::diverged, Verdict::nan, Verdict::scale_collapse,
+                    Verdict::not_learning, Verdict::unknown}) {
+    if (verdict_name(v) == name) return v;
+  }
+  return std::nullopt;
+}
+
 bool verdict_is_bad(Verdict v) {
   return v != Verdict::ok && v != Verdict::unknown;
 }

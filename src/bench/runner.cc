@@ -124,6 +124,7 @@ class BenchRun {
     args.insert(args.end(), extra.begin(), extra.end());
     ChildRun child = run_child(o_.torch_bin, args, o_.gpu, o_.row_timeout_s, nullptr);
     *interrupted = interrupts() > before;
+    const bool partial = child.output.result && child.output.result->value("partial", false);
     if (!child.status.ok()) {
       g.result = {Verdict::unknown, child.status.message()};
     } else if (child.exit.exit_code == 2 && !child.output.result) {
@@ -132,11 +133,30 @@ class BenchRun {
       g.result = {Verdict::unknown, "guard skipped: " + child.output.skipped_reason.value_or("")};
     } else if (!child.exit.success()) {
       g.result = {Verdict::unknown, "guard run failed: " + child.exit.describe()};
+    } else if (partial) {
+      // Not a curve to judge, nor to keep for a resumed run.
+      g.result = {Verdict::unknown, "the guard run was stopped early (partial result)"};
     } else {
       g.curve = detail::guard_curve(child.output);
       if (!g.curve) g.result = {Verdict::unknown, "the guard run printed no loss values"};
     }
     guards_.push_back(std::move(g));
+  }
+
+  // An earlier attempt's guard runs (--resume): those with a loss curve are not run again.
+  void reuse(const std::vector<GuardRun>& earlier) {
+    for (const GuardRun& g : earlier) {
+      if (g.curve) guards_.push_back(g);
+    }
+  }
+
+  // The guard runs a training row needs: fp32 first (every other mode's curve is judged
+  // against it), then its own mode.
+  void guards_for(const RowSpec& spec, bool* interrupted) {
+    if (spec.mode != "fp32") {
+      guard(spec.model, "fp32", spec.extra_args, spec.guard_steps, interrupted);
+    }
+    if (!*interrupted) guard(spec.model, spec.mode, spec.extra_args, spec.guard_steps, interrupted);
   }
 
   // Verdicts once every curve is in: each mode against fp32 of the same model.
@@ -157,6 +177,29 @@ class BenchRun {
   detail::RowSampler* sampler_;
   std::vector<GuardRun> guards_;
 };
+
+// The guard's verdicts onto the rows, and the answers: what a result needs once `rows` and
+// `guards` are in (the final one, and every snapshot on the way).
+void settle(BenchResult& result, bool guard_on) {
+  for (Row& row : result.rows) {
+    if (!guard_on || row.spec.task != "train") continue;
+    for (const GuardRun& g : result.guards) {
+      if (g.model == row.spec.model && g.mode == row.spec.mode) row.guard = g.result;
+    }
+    if (!row.guard && !row.skipped)
+      row.guard = GuardResult{Verdict::unknown, "the guard did not run"};
+  }
+  result.answers = compute_answers(result.rows);
+}
+
+// Ok unless `earlier` was measured on another GPU than `now` (both known).
+Status check_same_gpu(const BenchResult& earlier, const BenchResult& now) {
+  if (!earlier.gpu_uuid || !now.gpu_uuid || *earlier.gpu_uuid == *now.gpu_uuid) return {};
+  return Status(Code::invalid_argument,
+                fmt::format("the file to resume was measured on {} ({}); GPU {} is {} ({})",
+                            earlier.gpu_name.value_or("another GPU"), *earlier.gpu_uuid,
+                            now.gpu_index, now.gpu_name.value_or("a GPU"), *now.gpu_uuid));
+}
 
 }  // namespace
 
@@ -194,11 +237,14 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
   if (!executable(o.torch_bin)) {
     return Status(Code::not_found, "gpuscope-torch: '" + o.torch_bin + "' is not executable");
   }
+  if (o.resume) GPUSCOPE_RETURN_IF_ERROR(check_resumable(*o.resume, rows, o));
   BenchResult result;
   result.planned = rows.size();
   result.torch_bin = o.torch_bin;
   result.gpu_index = o.gpu;
   result.started_unix_s = unix_now();
+  result.guard_enabled = o.guard;
+  result.guard_seed = o.guard_seed;
 
   std::unique_ptr<detail::RowSampler> sampler;
   if (session) {
@@ -218,6 +264,28 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
   }
   for (const auto& w : result.warnings) err << "gpuscope: warning: " << w << '\n';
 
+  // The earlier attempt's finished rows, by position (rows run in matrix order).
+  std::vector<std::optional<Row>> kept(rows.size());
+  if (o.resume) {
+    GPUSCOPE_RETURN_IF_ERROR(check_same_gpu(*o.resume, result));
+    for (std::size_t i = 0; i < o.resume->rows.size(); ++i) {
+      if (!row_is_final(o.resume->rows[i])) continue;
+      kept[i] = o.resume->rows[i];
+      kept[i]->spec = rows[i];
+      ++result.resumed_rows;
+    }
+    result.started_unix_s = o.resume->started_unix_s;
+    result.earlier_wall_seconds = o.resume->wall_seconds;
+    if (!result.gpu_name) result.gpu_name = o.resume->gpu_name;
+    if (!result.gpu_uuid) result.gpu_uuid = o.resume->gpu_uuid;
+    if (!result.driver_version) result.driver_version = o.resume->driver_version;
+    if (o.progress) {
+      err << fmt::format("bench resuming: {} of {} rows kept from the earlier attempt\n",
+                         result.resumed_rows, rows.size())
+          << std::flush;
+    }
+  }
+
   // Interrupts are forwarded to the running child; another owner (a test) may hold them.
   auto forwarding = InterruptForwarding::install();
   const int interrupts_before = interrupts();
@@ -226,8 +294,25 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
   for (const RowSpec& r : rows) priors.push_back(detail::prior_seconds(r));
   detail::Progress progress(std::move(priors));
   BenchRun run(o, sampler.get());
+  if (o.resume) run.reuse(o.resume->guards);
   const Clock::time_point started = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+  bool snapshot_failed = false;
+  auto snapshot = [&]() -> Status {
+    if (!o.on_snapshot) return {};
+    BenchResult so_far = result;
+    so_far.complete = false;
+    // The earlier attempt's rows not reached yet stay in, so that being killed now loses none.
+    for (std::size_t j = so_far.rows.size(); o.resume && j < o.resume->rows.size(); ++j) {
+      so_far.rows.push_back(o.resume->rows[j]);
+      so_far.rows.back().spec = rows[j];
+    }
+    so_far.guards = run.judged();
+    so_far.wall_seconds = result.earlier_wall_seconds + elapsed();
+    settle(so_far, o.guard);
+    return o.on_snapshot(so_far);
+  };
+  GPUSCOPE_RETURN_IF_ERROR(snapshot());
 
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (interrupts() > interrupts_before) {
@@ -235,45 +320,46 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
       break;
     }
     const RowSpec& spec = rows[i];
-    if (o.progress) err << progress.line(i, spec.label(), elapsed()) << '\n' << std::flush;
-    const double row_started = elapsed();
     bool interrupted = false;
-    Row row = run.run_row(spec, &interrupted);
-    if (!interrupted && o.guard && spec.task == "train" && !row.skipped) {
-      // fp32 first: every other mode's curve is judged against it.
-      if (spec.mode != "fp32") {
-        run.guard(spec.model, "fp32", spec.extra_args, spec.guard_steps, &interrupted);
+    if (kept[i]) {
+      // Its guard runs too, unless their curves came along (a guard stopped early did not).
+      if (o.guard && spec.task == "train" && !kept[i]->skipped) run.guards_for(spec, &interrupted);
+      progress.finished(i, kept[i]->wall_seconds);
+      result.rows.push_back(std::move(*kept[i]));
+    } else {
+      if (o.progress) err << progress.line(i, spec.label(), elapsed()) << '\n' << std::flush;
+      const double row_started = elapsed();
+      Row row = run.run_row(spec, &interrupted);
+      if (!interrupted && o.guard && spec.task == "train" && !row.skipped) {
+        run.guards_for(spec, &interrupted);
       }
-      if (!interrupted) {
-        run.guard(spec.model, spec.mode, spec.extra_args, spec.guard_steps, &interrupted);
+      if (row.skipped && o.progress) {
+        err << "bench   skipped: " << row.skip_reason << '\n' << std::flush;
       }
+      result.rows.push_back(std::move(row));
+      progress.finished(i, elapsed() - row_started);
     }
-    if (row.skipped && o.progress) {
-      err << "bench   skipped: " << row.skip_reason << '\n' << std::flush;
-    }
-    result.rows.push_back(std::move(row));
-    progress.finished(i, elapsed() - row_started);
     if (interrupted) {
       result.interrupted = true;
       break;
     }
+    // A failure is a warning, said once: the rows go on.
+    if (Status written = snapshot(); !written.ok() && !snapshot_failed) {
+      err << "gpuscope: warning: " << written.message() << '\n';
+      snapshot_failed = true;
+    }
   }
   sampler.reset();
   result.guards = run.judged();
-  for (Row& row : result.rows) {
-    if (!o.guard || row.spec.task != "train") continue;
-    for (const GuardRun& g : result.guards) {
-      if (g.model == row.spec.model && g.mode == row.spec.mode) row.guard = g.result;
-    }
-    if (!row.guard && !row.skipped)
-      row.guard = GuardResult{Verdict::unknown, "the guard did not run"};
-  }
-  result.answers = compute_answers(result.rows);
-  result.wall_seconds = elapsed();
+  settle(result, o.guard);
+  result.wall_seconds = result.earlier_wall_seconds + elapsed();
   if (o.progress) {
-    err << fmt::format("bench {} {} of {} rows in {}\n",
+    err << fmt::format("bench {} {} of {} rows in {}{}\n",
                        result.interrupted ? "interrupted after" : "done:", result.rows.size(),
-                       result.planned, detail::format_duration(result.wall_seconds))
+                       result.planned, detail::format_duration(elapsed()),
+                       result.resumed_rows > 0
+                           ? fmt::format(" ({} kept from the earlier attempt)", result.resumed_rows)
+                           : "")
         << std::flush;
   }
   return result;

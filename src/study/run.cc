@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "gpuscope/bench.h"
 #include "gpuscope/process.h"
 #include "gpuscope/study.h"
 
@@ -53,6 +54,16 @@ bool has_rows(const json& doc) {
   return doc.is_object() && doc.contains("rows") && doc["rows"].is_array() && !doc["rows"].empty();
 }
 
+// An unfinished bench attempt's JSON (rewritten after every row) that `bench --resume` can go
+// on from: a bench document with rows that was not written at its end.
+bool resumable_bench(const Step& step, const StepFiles& files) {
+  if (step.kind != StepKind::bench) return false;
+  std::error_code ec;
+  if (!fs::exists(files.json, ec)) return false;
+  auto earlier = bench::load_bench_json(files.json.string());
+  return earlier.ok() && !earlier->rows.empty();
+}
+
 constexpr double kMinEstimateToLearnFrom = 20;
 
 double clamp_ratio(double measured, double estimated) {
@@ -87,7 +98,9 @@ StepRecord classify_step_end(const Step& step, const ChildEnd& end) {
   }
   if (end.interrupted || end.exit_code == 130) {
     r.status = StepStatus::interrupted;
-    r.message = "interrupted; redone on --resume";
+    r.message = step.kind == StepKind::bench && parsed && has_rows(*end.output)
+                    ? "interrupted; goes on from its finished rows on --resume"
+                    : "interrupted; redone on --resume";
     return r;
   }
   if (end.term_signal) {
@@ -212,8 +225,13 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
       record.message = *step.skip_reason;
     } else {
       const StepFiles files = step_files(dir, step);
+      // An unfinished attempt's leftovers go, except the rows an unfinished bench measured:
+      // the bench goes on from them (its store is written afresh at its end).
+      Step attempt = step;
+      const bool resume = resumable_bench(step, files);
+      if (resume) attempt.args.insert(attempt.args.end(), {"--resume", "{json}"});
       for (const fs::path& p : {files.json, files.log, files.store}) {
-        if (!p.empty()) fs::remove(p, ec);  // an unfinished attempt's leftovers
+        if (!p.empty() && !(resume && p == files.json)) fs::remove(p, ec);
       }
       const double step_start = now_seconds();
       auto report = [&](double step_elapsed) {
@@ -235,7 +253,7 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
           report(now_seconds() - step_start);
         }
       });
-      ChildEnd end = runner.run(step, files);
+      ChildEnd end = runner.run(attempt, files);
       {
         std::lock_guard<std::mutex> lock(mutex);
         done = true;

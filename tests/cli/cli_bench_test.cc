@@ -1,7 +1,8 @@
 // `gpuscope bench` end to end: the real binary, NVML replaced by the fake library (a GPU at a
 // constant 300 W) and gpuscope-torch by a scripted fake (tests/fakes/torch): rows measured with
 // energy, OOM / unsupported / crashed / malformed rows skipped while the matrix goes on, the
-// convergence guard, Ctrl-C keeping the finished rows, the JSON document and the store.
+// convergence guard, Ctrl-C keeping the finished rows, the JSON document and the store, and a
+// matrix killed mid-way resumed from its last finished row (--resume).
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -293,38 +295,48 @@ TEST(CliBench, StoreRunFlowsIntoTheReport) {
   EXPECT_THAT(md, HasSubstr("vit_b16 bf16 nan: the loss is not finite from step 30 on"));
 }
 
-// Ctrl-C: the running row is told (forwarded), the finished rows are kept and written.
-TEST(CliBench, InterruptKeepsTheFinishedRows) {
-  const std::string json = fresh("interrupted.json");
-  const std::string log = fresh("interrupt_args.log");
+// Four inference rows, the third (fp32) with windows of 0.8 s: time to stop it while it runs.
+const char* const kFourRows[] = {
+    "--model",   "vit_b16", "--task",  "infer", "--mode", "bf16,fp16,fp32,tf32",
+    "--windows", "4",       "--steps", "2"};
+
+// Starts `gpuscope bench ARGS --json JSON` in the background (the fake torch logging to `log`,
+// its windows 12x longer), waits until the third row has started, and returns its pid.
+pid_t start_four_rows(const std::string& json, const std::string& log, const std::string& out,
+                      const std::string& err) {
   std::vector<std::string> argv = {"/usr/bin/env"};
   for (const auto& e : base_env()) argv.push_back(e);
   argv.push_back("GPUSCOPE_FAKE_TORCH_LOG=" + log);
   argv.push_back("GPUSCOPE_FAKE_TORCH_TIME_SCALE=12");  // fp32 windows of 0.8 s
-  for (const char* a : {GPUSCOPE_BIN, "bench", "--model", "vit_b16", "--task", "infer", "--mode",
-                        "bf16,fp16,fp32,tf32", "--windows", "4", "--steps", "2", "--json"}) {
-    argv.push_back(a);
-  }
-  argv.push_back(json);
+  argv.insert(argv.end(), {GPUSCOPE_BIN, "bench"});
+  for (const char* a : kFourRows) argv.push_back(a);
+  argv.insert(argv.end(), {"--json", json});
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
-  const std::string out = fresh("interrupt.out"), err = fresh("interrupt.err");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ), 0);
+  if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&actions);
-  // Wait until the third row (fp32, 4 x 0.8 s) has started, then press Ctrl-C.
   bool third = false;
-  for (int i = 0; i < 400 && !third; ++i) {
+  for (int i = 0; pid > 0 && i < 400 && !third; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
     third = slurp(log).find("--mode fp32") != std::string::npos;
   }
-  ASSERT_TRUE(third) << slurp(err);
+  return third ? pid : -1;
+}
+
+// Ctrl-C: the running row is told (forwarded), the finished rows are kept and written.
+TEST(CliBench, InterruptKeepsTheFinishedRows) {
+  const std::string json = fresh("interrupted.json");
+  const std::string log = fresh("interrupt_args.log");
+  const std::string out = fresh("interrupt.out"), err = fresh("interrupt.err");
+  const pid_t pid = start_four_rows(json, log, out, err);
+  ASSERT_GT(pid, 0) << slurp(err);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGINT);
   int status = 0;
@@ -341,6 +353,161 @@ TEST(CliBench, InterruptKeepsTheFinishedRows) {
   EXPECT_EQ(doc["rows"][2]["skip_code"], "interrupted");
   EXPECT_EQ(slurp(log).find("--mode tf32"), std::string::npos);
   EXPECT_THAT(slurp(out), HasSubstr("(interrupted)"));
+}
+
+int lines_of(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// SIGKILL mid-matrix (nothing can be written then): the file holds the rows finished before,
+// and --resume runs only the others.
+TEST(CliBench, KilledMidMatrixLeavesItsRowsAndResumeRunsTheRest) {
+  const std::string json = fresh("killed.json");
+  const std::string first_log = fresh("killed_args.log");
+  const std::string out = fresh("killed.out"), err = fresh("killed.err");
+  const pid_t pid = start_four_rows(json, first_log, out, err);
+  ASSERT_GT(pid, 0) << slurp(err);
+  kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  nlohmann::json left = nlohmann::json::parse(slurp(json), nullptr, false);
+  ASSERT_FALSE(left.is_discarded()) << slurp(json);
+  EXPECT_EQ(left["complete"], false);
+  EXPECT_EQ(left["rows_planned"], 4);
+  ASSERT_EQ(left["rows"].size(), 2u);  // bf16 and fp16 finished; fp32 was running
+  EXPECT_EQ(left["rows"][0]["mode"], "bf16");
+  EXPECT_EQ(left["rows"][1]["mode"], "fp16");
+  EXPECT_EQ(left["rows"][1]["status"], "ok");
+  EXPECT_EQ(left["answers"][0]["fastest"]["mode"], "bf16");  // over the rows so far
+  EXPECT_FALSE(std::filesystem::exists(json + ".tmp"));
+
+  // The same matrix, resumed into the same file: only fp32 and tf32 run.
+  const std::string log = fresh("resumed_args.log");
+  std::string args;
+  for (const char* a : kFourRows) args += std::string(a) + " ";
+  CliRun resumed =
+      bench(args + "--resume " + json + " --json " + json, {"GPUSCOPE_FAKE_TORCH_LOG=" + log});
+  ASSERT_EQ(resumed.exit_code, kExitOk) << resumed.err;
+  const std::string ran = slurp(log);
+  EXPECT_EQ(lines_of(ran), 2) << ran;
+  EXPECT_THAT(ran, HasSubstr("--mode fp32"));
+  EXPECT_THAT(ran, HasSubstr("--mode tf32"));
+  EXPECT_THAT(ran, ::testing::Not(HasSubstr("--mode bf16")));
+  EXPECT_THAT(resumed.err, HasSubstr("bench resuming: 2 of 4 rows kept"));
+  EXPECT_THAT(resumed.err, HasSubstr("bench [3/4] vit_b16 infer fp32"));
+  EXPECT_THAT(resumed.err, ::testing::Not(HasSubstr("bench [1/4]")));
+  EXPECT_THAT(resumed.out, HasSubstr("4 of 4 rows on NVIDIA H100 80GB HBM3 (2 kept from an"));
+
+  nlohmann::json doc = nlohmann::json::parse(slurp(json), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["complete"], true);
+  EXPECT_EQ(doc["interrupted"], false);
+  EXPECT_EQ(doc["resumed_rows"], 2);
+  EXPECT_EQ(doc["earlier_wall_seconds"], left["wall_seconds"]);
+  EXPECT_GT(doc["wall_seconds"].get<double>(), left["wall_seconds"].get<double>());
+  EXPECT_EQ(doc["started_unix_s"], left["started_unix_s"]);
+  ASSERT_EQ(doc["rows"].size(), 4u);
+  std::vector<std::string> modes;
+  for (const auto& r : doc["rows"]) {
+    modes.push_back(r["mode"]);
+    EXPECT_EQ(r["status"], "ok");
+  }
+  EXPECT_THAT(modes, ::testing::ElementsAre("bf16", "fp16", "fp32", "tf32"));
+  EXPECT_EQ(doc["rows"][0], left["rows"][0]);  // kept as it was
+  // The answers are over all four rows: tf32, new and 12x faster than the kept rows (their
+  // windows were 12x longer), is the fastest; bf16, kept, the smallest.
+  ASSERT_EQ(doc["answers"].size(), 1u);
+  EXPECT_EQ(doc["answers"][0]["fastest"]["mode"], "tf32");
+  EXPECT_EQ(doc["answers"][0]["smallest_memory"]["mode"], "bf16");
+
+  // Resuming the finished file runs nothing.
+  const std::string none = fresh("none_args.log");
+  CliRun again =
+      bench(args + "--resume " + json + " --json -", {"GPUSCOPE_FAKE_TORCH_LOG=" + none});
+  ASSERT_EQ(again.exit_code, kExitOk) << again.err;
+  EXPECT_EQ(slurp(none), "");
+  EXPECT_EQ(json_of(again)["rows"].size(), 4u);
+}
+
+// The fp32 loss curve of the first attempt is the one a mode measured on resume is judged
+// against: here a curve that ends far lower than the fake's, so bf16 is "diverged" only
+// against it.
+TEST(CliBench, GuardVerdictsSurviveAResume) {
+  const std::string args =
+      "--model gpt2 --task train --mode fp32,bf16 --windows 1 --steps 1 --guard-steps 60 ";
+  CliRun full = bench(args + "--json -");
+  ASSERT_EQ(full.exit_code, kExitOk) << full.err;
+  nlohmann::json earlier = json_of(full);
+  ASSERT_EQ((*row(earlier, "train", "bf16"))["guard"]["verdict"], "ok");
+  earlier["rows"].erase(1);
+  earlier["complete"] = false;
+  nlohmann::json guards = nlohmann::json::array();
+  for (auto g : earlier["guard"]) {
+    if (g["mode"] != "fp32") continue;
+    nlohmann::json losses = nlohmann::json::array();
+    for (int i = 0; i < 60; ++i) losses.push_back(0.10 - 0.05 * i / 59);
+    g["curve"]["losses"] = losses;
+    guards.push_back(g);
+  }
+  ASSERT_EQ(guards.size(), 1u);
+  earlier["guard"] = guards;
+  const std::string file = fresh("guard_resume.json");
+  std::ofstream(file) << earlier.dump(2);
+
+  const std::string log = fresh("guard_resume_args.log");
+  CliRun resumed =
+      bench(args + "--resume " + file + " --json -", {"GPUSCOPE_FAKE_TORCH_LOG=" + log});
+  ASSERT_EQ(resumed.exit_code, kExitOk) << resumed.err;
+  const std::string ran = slurp(log);
+  EXPECT_EQ(lines_of(ran), 2) << ran;  // the bf16 row and its guard run
+  EXPECT_THAT(ran, HasSubstr("--model gpt2 --task train --mode bf16"));
+  EXPECT_THAT(ran, HasSubstr("--task guard --model gpt2 --mode bf16"));
+  EXPECT_THAT(ran, ::testing::Not(HasSubstr("--task guard --model gpt2 --mode fp32")));
+  nlohmann::json doc = json_of(resumed);
+  EXPECT_EQ((*row(doc, "train", "fp32"))["guard"]["verdict"], "ok");
+  const auto& bf16 = (*row(doc, "train", "bf16"))["guard"];
+  EXPECT_EQ(bf16["verdict"], "diverged");
+  EXPECT_THAT(bf16["reason"].get<std::string>(), HasSubstr("fp32 at 0.05"));
+  EXPECT_EQ(doc["guard"].size(), 2u);
+  EXPECT_EQ(doc["answers"][0]["fastest"]["mode"], "fp32");  // bf16 is faster, but diverged
+}
+
+TEST(CliBench, ResumeOfAMissingForeignOrOtherMatrixFileIsAClearError) {
+  const std::string small = "--model vit_b16 --task infer --windows 1 --steps 1 ";
+  CliRun missing = bench(small + "--mode bf16 --resume /nonexistent/bench.json");
+  EXPECT_EQ(missing.exit_code, kExitUsage);
+  EXPECT_THAT(missing.err, HasSubstr("--resume: /nonexistent/bench.json: no such file"));
+
+  const std::string foreign = std::string(GPUSCOPE_BENCH_TEST_DATA) + "/h100_constant_300w.json";
+  CliRun other = bench(small + "--mode bf16 --resume " + foreign);
+  EXPECT_EQ(other.exit_code, kExitError);
+  EXPECT_THAT(other.err, HasSubstr("not a gpuscope bench document"));
+
+  const std::string truncated = fresh("truncated.json");
+  std::ofstream(truncated) << "{\"kind\": \"gpuscope.bench\", \"rows\": [";
+  CliRun cut = bench(small + "--mode bf16 --resume " + truncated);
+  EXPECT_EQ(cut.exit_code, kExitError);
+  EXPECT_THAT(cut.err, HasSubstr("not JSON"));
+
+  const std::string file = fresh("two_rows.json");
+  ASSERT_EQ(bench(small + "--mode bf16,fp16 --json " + file).exit_code, kExitOk);
+  const std::string before = slurp(file);
+  CliRun modes = bench(small + "--mode bf16,fp32 --resume " + file + " --json " + file);
+  EXPECT_EQ(modes.exit_code, kExitUsage);
+  EXPECT_THAT(modes.err, HasSubstr("row 2 is 'vit_b16 infer fp16' in the file to resume but "
+                                   "'vit_b16 infer fp32' in this matrix"));
+  EXPECT_EQ(slurp(file), before);  // refused before anything was written
+  CliRun windows = bench(
+      "--model vit_b16 --task infer --windows 2 --steps 1 --mode bf16,fp16 "
+      "--resume " +
+      file);
+  EXPECT_EQ(windows.exit_code, kExitUsage);
+  EXPECT_THAT(windows.err, HasSubstr("--windows 1 --steps 1'; this matrix has '"));
+  CliRun guard = bench(small + "--mode bf16,fp16 --guard off --resume " + file);
+  EXPECT_EQ(guard.exit_code, kExitUsage);
+  EXPECT_THAT(guard.err, HasSubstr("--guard on; this run has --guard off"));
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ std::string slurp(const fs::path& path) {
 const char kFakeSelf[] = R"(#!/bin/bash
 # A stand-in for gpuscope as `gpuscope study` runs it for each step.
 echo "$1" >> "$FAKE_STUDY_CALLS"
+echo "$*" >> "$FAKE_STUDY_CALLS.args"
 case "$1" in
   info) exec "$REAL_GPUSCOPE" "$@" ;;
   burn)
@@ -44,10 +45,17 @@ case "$1" in
     esac ;;
   bench)
     while [ $# -gt 0 ]; do
-      case "$1" in --json) out="$2"; shift ;; --store) store="$2"; shift ;; esac
+      case "$1" in
+        --json) out="$2"; shift ;; --store) store="$2"; shift ;; --resume) resume="$2"; shift ;;
+      esac
       shift
     done
+    # What a resumed bench was given to go on from.
+    [ -n "$resume" ] && cp "$resume" "$FAKE_STUDY_CALLS.resumed"
+    [ -n "$resume" ] && FAKE_BENCH=ok
     case "${FAKE_BENCH:-ok}" in
+      killed)  # the machine kills the whole study mid-matrix: the rows so far are on disk
+        cp "$FAKE_PARTIAL" "$out"; kill -KILL $PPID; exit 0 ;;
       ok)
         cp "$SAMPLE/steps/bench-gpu0.db" "$store"
         cp "$SAMPLE/steps/bench-gpu0.json" "$out"
@@ -245,6 +253,47 @@ TEST_F(CliStudy, InterruptSavesAndResumeFinishesWithoutRedoingSteps) {
   EXPECT_EQ(state()["options"]["level"], "quick");  // the study's own options
   EXPECT_EQ(calls_of("burn"), 1);
   EXPECT_EQ(calls_of("bench"), 2);
+}
+
+// The study killed while bench runs (a machine's time limit): --resume gives bench the rows it
+// had finished (--resume FILE) instead of starting the matrix over.
+TEST_F(CliStudy, ResumeGoesOnWithAKilledBenchFromItsRows) {
+  json partial = json::parse(slurp(fs::path(GPUSCOPE_SAMPLE_SOURCE_DIR) / "steps/bench-gpu0.json"));
+  const std::size_t planned = partial["rows"].size();
+  partial["rows"].erase(partial["rows"].begin() + 5, partial["rows"].end());
+  partial["complete"] = false;
+  std::ofstream(base_ / "partial.json") << partial.dump(2);
+
+  CliRun first =
+      gpuscope(study_args(), "FAKE_BENCH=killed FAKE_PARTIAL=" + (base_ / "partial.json").string());
+  EXPECT_NE(first.exit_code, kExitOk);
+  EXPECT_EQ(status_of("burn-gpu0"), "ok");
+  EXPECT_FALSE(state()["steps"].contains("bench-gpu0"));  // killed before it was recorded
+  ASSERT_TRUE(fs::exists(dir_ / "steps/bench-gpu0.json"));
+
+  CliRun second = gpuscope("study --resume " + dir_.string());
+  ASSERT_EQ(second.exit_code, kExitOk) << second.err;
+  EXPECT_EQ(calls_of("burn"), 1);
+  EXPECT_EQ(calls_of("bench"), 2);
+  const std::string bench_json = (fs::absolute(dir_) / "steps/bench-gpu0.json").string();
+  EXPECT_THAT(slurp(calls_.string() + ".args"),
+              HasSubstr("--json " + bench_json + " --store " +
+                        (fs::absolute(dir_) / "steps/bench-gpu0.db").string() + " --guard off " +
+                        "--resume " + bench_json));
+  json given = json::parse(slurp(calls_.string() + ".resumed"));
+  EXPECT_EQ(given["rows"].size(), 5u);  // the rows of the killed attempt, kept for bench
+  EXPECT_EQ(given["complete"], false);
+  EXPECT_EQ(status_of("bench-gpu0"), "ok");
+  EXPECT_EQ(json::parse(slurp(dir_ / "steps/bench-gpu0.json"))["rows"].size(), planned);
+  EXPECT_THAT(second.out, HasSubstr("fastest:        bf16 3025 samples/s"));
+}
+
+// Without an earlier bench document (an interrupt before its first row) bench starts afresh.
+TEST_F(CliStudy, InterruptedBenchWithoutRowsStartsOver) {
+  ASSERT_EQ(gpuscope(study_args(), "FAKE_BENCH=interrupt").exit_code, kExitInterrupted);
+  ASSERT_EQ(gpuscope("study --resume " + dir_.string()).exit_code, kExitOk);
+  EXPECT_THAT(slurp(calls_.string() + ".args"), Not(HasSubstr("--resume")));
+  EXPECT_FALSE(fs::exists(calls_.string() + ".resumed"));
 }
 
 TEST_F(CliStudy, RefusesANonEmptyDirectoryWithoutForce) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "gpuscope/bench.h"
 #include "gpuscope/study.h"
 
 namespace gpuscope::study {
@@ -15,8 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // What the fake child of one step does.
 struct Script {
@@ -32,9 +35,17 @@ class FakeRunner : public StepRunner {
  public:
   std::map<std::string, Script> scripts;
   std::vector<std::string> ran;
+  std::map<std::string, std::vector<std::string>> args;  // each step's arguments, as run
+  std::map<std::string, std::string> found;  // what was in a step's JSON and log files before
 
   ChildEnd run(const Step& step, const StepFiles& files) override {
     ran.push_back(step.id);
+    args[step.id] = step.args;
+    for (const fs::path& f : {files.json, files.log}) {
+      if (!fs::exists(f)) continue;
+      std::ifstream in(f);
+      found[step.id] += std::string(std::istreambuf_iterator<char>(in), {});
+    }
     Script s = scripts.count(step.id) ? scripts[step.id] : Script{};
     if (s.output) std::ofstream(files.json) << s.output->dump();
     std::ofstream(files.log) << "log of " << step.id << '\n';
@@ -133,6 +144,73 @@ TEST(StudyRun, InterruptStopsAfterTheStepAndResumeRedoesOnlyIt) {
   FakeRunner third;  // a finished study runs nothing
   ASSERT_TRUE(run_steps(resumed, dir, third, {}).ok());
   EXPECT_TRUE(third.ran.empty());
+}
+
+// A bench document with `rows` of `planned` rows finished, as bench leaves it mid-matrix.
+json unfinished_bench(std::size_t rows, std::size_t planned) {
+  bench::BenchResult r;
+  r.planned = planned;
+  r.complete = false;
+  for (std::size_t i = 0; i < rows; ++i) {
+    bench::Row row;
+    row.spec.model = "vit_b16";
+    row.spec.task = "infer";
+    row.spec.mode = bench::all_modes()[i];
+    row.samples_per_second = 100;
+    r.rows.push_back(row);
+  }
+  return bench::bench_to_json(r);
+}
+
+// Interrupted, or the study killed outright (no record of the step): the bench step runs again
+// with --resume on the JSON it left, which is kept; its log goes.
+TEST(StudyRun, AnUnfinishedBenchGoesOnFromItsRows) {
+  for (bool killed : {false, true}) {
+    fs::path dir = fresh_dir(killed ? "bench_killed" : "bench_interrupted");
+    State state = new_state();
+    FakeRunner first;
+    Script stopped;
+    stopped.exit_code = 130;
+    stopped.interrupted = true;
+    stopped.output = unfinished_bench(2, 5);
+    first.scripts["bench-gpu0"] = stopped;
+    ASSERT_TRUE(run_steps(state, dir, first, {}).ok());
+    EXPECT_THAT(first.args["bench-gpu0"], Not(Contains("--resume")));
+    EXPECT_THAT(state.steps.at("bench-gpu0").message, HasSubstr("goes on from its finished rows"));
+    if (killed) state.steps.erase("bench-gpu0");
+
+    FakeRunner second;
+    ASSERT_TRUE(run_steps(state, dir, second, {}).ok());
+    EXPECT_THAT(second.ran, ElementsAre("bench-gpu0"));
+    const auto& args = second.args["bench-gpu0"];
+    ASSERT_GE(args.size(), 2u);
+    EXPECT_THAT(std::vector<std::string>(args.end() - 2, args.end()),
+                ElementsAre("--resume", "{json}"));
+    EXPECT_THAT(second.found["bench-gpu0"], HasSubstr("\"rows_planned\":5"));
+    EXPECT_THAT(second.found["bench-gpu0"], Not(HasSubstr("log of bench-gpu0")));
+    EXPECT_EQ(state.steps.at("bench-gpu0").status, StepStatus::ok);
+    // The plan itself is unchanged: the next attempt is decided afresh.
+    EXPECT_THAT(state.plan[2].args, Not(Contains("--resume")));
+  }
+}
+
+// Leftovers that bench cannot go on from (not a bench document, no rows) are removed.
+TEST(StudyRun, ABenchLeftoverWithoutRowsIsRunAfresh) {
+  for (const json& leftover : {json{{"kind", "fake"}}, unfinished_bench(0, 5)}) {
+    fs::path dir = fresh_dir("bench_no_rows");
+    State state = new_state();
+    FakeRunner first;
+    Script stopped;
+    stopped.exit_code = 130;
+    stopped.interrupted = true;
+    stopped.output = leftover;
+    first.scripts["bench-gpu0"] = stopped;
+    ASSERT_TRUE(run_steps(state, dir, first, {}).ok());
+    FakeRunner second;
+    ASSERT_TRUE(run_steps(state, dir, second, {}).ok());
+    EXPECT_THAT(second.args["bench-gpu0"], Not(Contains("--resume")));
+    EXPECT_EQ(second.found["bench-gpu0"], "");
+  }
 }
 
 TEST(StudyRun, StopRequestedBetweenStepsRunsNothingMore) {

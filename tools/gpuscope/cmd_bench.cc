@@ -1,17 +1,20 @@
 // gpuscope bench [--preset seeds|study-quick|study|study-full] [--model M,..] [--task train,infer]
 //                [--mode MODE,..|all] [--batch N|auto,..] [--knob NAME=V1,V2]... [--input SPEC]...
 //                [--warmup N] [--windows N] [--steps N] [--guard on|off] [--guard-steps N] [--list]
-//                [--json FILE|-] [--store PATH] [--torch-bin PATH] [--gpu N] [-- TORCH ARGS...]
+//                [--json FILE|-] [--resume FILE] [--store PATH] [--torch-bin PATH] [--gpu N]
+//                [-- TORCH ARGS...]
 #include <fmt/format.h>
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "gpuscope/bench.h"
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/nvml.h"
 #include "gpuscope/store.h"
+#include "store_option.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -24,22 +27,12 @@ struct BenchArgs {
   int guard_seed = 0;
   int guard_steps = 0;
   bool list = false;
-  std::string json, store, torch_bin;
+  std::string json, resume, store, torch_bin;
   unsigned gpu = 0;
   int interval_ms = 100;
   double row_timeout_s = 900;
   std::vector<std::string> extra;
 };
-
-std::string command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (char& c : all) {
-    if (c == '\0') c = ' ';
-  }
-  while (!all.empty() && all.back() == ' ') all.pop_back();
-  return all;
-}
 
 Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
   std::vector<bench::RowSpec> rows;
@@ -116,13 +109,13 @@ int run_bench_command(const BenchArgs& a) {
     if (!opened.ok()) return report_error(opened.status());
     db = std::move(opened).value();
   }
-  std::ofstream json_file;
-  if (!a.json.empty() && a.json != "-") {
-    json_file.open(a.json);
-    if (!json_file) {
-      return report_error(Status(Code::io_error, "cannot write --json file " + a.json));
-    }
+  std::optional<bench::BenchResult> earlier;
+  if (!a.resume.empty()) {
+    auto loaded = bench::load_bench_json(a.resume);
+    if (!loaded.ok()) return report_error(loaded.status().with_context("--resume"));
+    earlier = std::move(loaded).value();
   }
+  const bool json_file = !a.json.empty() && a.json != "-";
 
   auto session = nvml::Session::open();
   bench::RunOptions o;
@@ -132,8 +125,21 @@ int run_bench_command(const BenchArgs& a) {
   o.guard = a.guard == "on";
   o.guard_seed = a.guard_seed;
   o.row_timeout_s = a.row_timeout_s;
+  if (earlier) o.resume = &*earlier;
+  // The file is rewritten after every row: a bench killed mid-matrix leaves its finished rows.
+  if (json_file) {
+    o.on_snapshot = [&a](const bench::BenchResult& so_far) {
+      return bench::save_bench_json(a.json, bench::bench_to_json(so_far));
+    };
+  }
   auto result = bench::run_bench(session.ok() ? session->get() : nullptr, *rows, o, std::cerr);
-  if (!result.ok()) return report_error(result.status());
+  if (!result.ok()) {
+    Status failed = result.status();
+    if (earlier && failed.code() == Code::invalid_argument) {
+      failed = failed.with_context("--resume " + a.resume);
+    }
+    return report_error(failed);
+  }
 
   int code = result->interrupted ? kExitInterrupted : kExitOk;
   const nlohmann::json document = bench::bench_to_json(*result);
@@ -141,11 +147,9 @@ int run_bench_command(const BenchArgs& a) {
     std::cout << document.dump(2) << '\n';
   } else {
     bench::print_bench(*result, std::cout);
-    if (json_file.is_open()) {
-      json_file << document.dump(2) << '\n';
-      json_file.close();
-      if (!json_file) {
-        std::cerr << "gpuscope: error: writing " << a.json << " failed\n";
+    if (json_file) {
+      if (Status written = bench::save_bench_json(a.json, document); !written.ok()) {
+        std::cerr << "gpuscope: error: " << written.message() << '\n';
         code = code == kExitOk ? kExitError : code;
       }
     }
@@ -198,7 +202,12 @@ void add_bench_command(CLI::App& app, Runner& runner) {
                   "Training steps of each guard run (default: the preset's, else gpuscope-torch's)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--list", args->list, "Print the expanded rows and exit");
-  cmd->add_option("--json", args->json, "Write the results as JSON to FILE, or - for stdout");
+  cmd->add_option("--json", args->json,
+                  "Write the results as JSON to FILE (rewritten after every row, so an "
+                  "unfinished matrix leaves its finished rows), or - for stdout");
+  cmd->add_option("--resume", args->resume,
+                  "Go on with the unfinished matrix in FILE (an earlier --json FILE; give the "
+                  "same matrix options): its finished rows and guard runs are kept, the rest run");
   cmd->add_option("--store", args->store, "Record the run into this SQLite results store");
   cmd->add_option("--torch-bin", args->torch_bin,
                   "gpuscope-torch to run (default: $GPUSCOPE_TORCH_BIN, next to gpuscope, or "
