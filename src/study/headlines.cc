@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "gpuscope/bench.h"
 #include "gpuscope/study.h"
 #include "study/json_file.h"
 
@@ -241,9 +242,19 @@ void add_burn_answers(const json& burn, const json* info, Headlines& out) {
   }
 }
 
-void add_bench_answers(const json& bench, int gpu, Headlines& out) {
-  if (!bench.contains("answers") || !bench["answers"].is_array()) return;
-  for (const json& a : bench["answers"]) {
+// The answers are computed again from the rows, so a study recorded by an older gpuscope (the
+// shipped sample among them) is answered by today's rules; a document that does not read back
+// keeps the answers it was written with.
+json bench_answers(const json& bench) {
+  auto result = bench::bench_from_json(bench);
+  if (!result.ok()) return bench.value("answers", json::array());
+  return bench::bench_to_json(*result)["answers"];  // read back, the answers are recomputed
+}
+
+void add_bench_answers(const json& bench_document, int gpu, Headlines& out) {
+  const json answers = bench_answers(bench_document);
+  if (!answers.is_array()) return;
+  for (const json& a : answers) {
     ModelAnswer m;
     m.gpu = gpu;
     m.model = text(a, "model");
