@@ -57,6 +57,20 @@ use_bin() {
   G="$root/bin/gpuscope"
 }
 
+# timed_study NAME ARGS...: gpuscope ARGS into $out/study-h100 under the call's limit (SIGINT at
+# STUDY_TIMEOUT, so the study saves its state), its console kept in the folder, sent as one archive.
+timed_study() {
+  local name="$1" start
+  shift
+  start=$(date +%s)
+  timeout -s INT -k 40 "${STUDY_TIMEOUT:-570}" "$G" "$@" >"$out/study_$name.out" 2>"$out/study_$name.err"
+  echo "$name study: exit $? after $(($(date +%s) - start)) s"
+  tail -40 "$out/study_$name.out"
+  grep -vE "^\s*$" "$out/study_$name.err" | tail -15
+  mv "$out/study_$name.out" "$out/study_$name.err" "$out/study-h100/" 2>/dev/null
+  tar -czf "$out/study-default.tar.gz" -C "$out" study-h100 && rm -rf "$out/study-h100"
+}
+
 case "${1:-}" in
   prepare) bash bench/monitor_device.sh prepare && bash bench/torch_jpeg_carry.sh ;;
   build-quick)
@@ -85,14 +99,8 @@ case "${1:-}" in
     tar -xzf "${2:?the bin.tar.gz from build-quick}" -C "$root" || exit 1
     [ -n "${STUDY_REBUILD_CLI:-}" ] && { build gpuscope_cli || exit 1; }
     use_bin
-    start=$(date +%s)
-    timeout -s INT -k 40 "${STUDY_TIMEOUT:-570}" "$G" study ${STUDY_LEVEL:-} -o "$out/study-h100" \
-      >"$out/study_default.out" 2>"$out/study_default.err"
-    echo "default study: exit $? after $(($(date +%s) - start)) s"
-    tail -40 "$out/study_default.out"
-    grep -vE "^\s*$" "$out/study_default.err" | tail -15
-    mv "$out"/study_default.{out,err} "$out/study-h100/" 2>/dev/null
-    tar -czf "$out/study-default.tar.gz" -C "$out" study-h100 && rm -rf "$out/study-h100"
+    # shellcheck disable=SC2086 # STUDY_LEVEL is empty or one flag
+    timed_study default study ${STUDY_LEVEL:-} -o "$out/study-h100"
     ;;
   resume)
     # The default study cut by the call's limit (SIGINT at STUDY_TIMEOUT): go on from the folder
@@ -101,14 +109,7 @@ case "${1:-}" in
     tar -xzf "${2:?the bin.tar.gz from build-quick}" -C "$root" || exit 1
     tar -xzf "${3:?the study-default.tar.gz from default}" -C "$out" || exit 1
     use_bin
-    start=$(date +%s)
-    timeout -s INT -k 40 "${STUDY_TIMEOUT:-570}" "$G" study --resume "$out/study-h100" \
-      >"$out/study_resume.out" 2>"$out/study_resume.err"
-    echo "resumed study: exit $? after $(($(date +%s) - start)) s"
-    tail -40 "$out/study_resume.out"
-    grep -vE "^\s*$" "$out/study_resume.err" | tail -15
-    mv "$out"/study_resume.{out,err} "$out/study-h100/" 2>/dev/null
-    tar -czf "$out/study-default.tar.gz" -C "$out" study-h100 && rm -rf "$out/study-h100"
+    timed_study resume study --resume "$out/study-h100"
     ;;
   *) echo "usage: $0 prepare | build-quick | default BIN_TGZ | resume BIN_TGZ STUDY_TGZ" >&2; exit 2 ;;
 esac
