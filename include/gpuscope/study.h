@@ -106,6 +106,9 @@ struct StepRecord {
   std::optional<int> term_signal;
   double duration_seconds = 0;
   std::string message;  // why it failed or was skipped; what it reported
+  // Ended part-way with what it measured kept, and can go on from it: --resume runs it again
+  // (a bench stopped by its time budget, on a GPU slower than the estimates assume).
+  bool resumable = false;
   // Relative to DIR; empty when the step left no such file.
   std::string json_path, log_path, store_path;
 };
@@ -123,7 +126,8 @@ struct State {
   std::string note;
 };
 
-// A step is done when it ended ok, failed or skipped; interrupted and missing ones are not.
+// A step is done when it ended ok, failed or skipped; interrupted, resumable and missing ones
+// are not.
 bool step_done(const State& state, const std::string& step_id);
 
 nlohmann::json state_to_json(const State& state);

@@ -93,7 +93,13 @@ StepRecord classify_step_end(const Step& step, const ChildEnd& end) {
   if (end.timed_out) {
     r.status = StepStatus::failed;
     r.message = fmt::format("stopped: {}", describe_exit(end));
-    if (parsed && has_rows(*end.output)) r.message += "; the rows measured are kept";
+    if (parsed && has_rows(*end.output)) {
+      r.message += "; the rows measured are kept";
+      if (step.kind == StepKind::bench) {
+        r.resumable = true;
+        r.message += " and --resume goes on from them";
+      }
+    }
     return r;
   }
   if (end.interrupted || end.exit_code == 130) {
@@ -261,6 +267,10 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
       wake.notify_all();
       ticker.join();
       record = classify_step_end(step, end);
+      // A bench that went on from its rows took its earlier attempt's time too.
+      if (auto it = state.steps.find(step.id); resume && it != state.steps.end()) {
+        record.duration_seconds += it->second.duration_seconds;
+      }
       record.json_path = relative_to(dir, files.json);
       record.log_path = relative_to(dir, files.log);
       if (!files.store.empty()) record.store_path = relative_to(dir, files.store);

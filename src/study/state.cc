@@ -61,6 +61,7 @@ json record_to_json(const StepRecord& r) {
           {"term_signal", optional_int(r.term_signal)},
           {"duration_s", r.duration_seconds},
           {"message", r.message},
+          {"resumable", r.resumable},
           {"json", r.json_path},
           {"log", r.log_path},
           {"store", r.store_path}};
@@ -84,7 +85,8 @@ std::string_view step_status_name(StepStatus status) {
 
 bool step_done(const State& state, const std::string& step_id) {
   auto it = state.steps.find(step_id);
-  return it != state.steps.end() && it->second.status != StepStatus::interrupted;
+  return it != state.steps.end() && it->second.status != StepStatus::interrupted &&
+         !it->second.resumable;
 }
 
 json state_to_json(const State& state) {
@@ -161,6 +163,7 @@ Result<State> state_from_json(const json& doc) {
       record.term_signal = read_optional_int(r, "term_signal");
       record.duration_seconds = r.value("duration_s", 0.0);
       record.message = r.value("message", "");
+      record.resumable = r.value("resumable", false);
       record.json_path = r.value("json", "");
       record.log_path = r.value("log", "");
       record.store_path = r.value("store", "");

@@ -28,6 +28,7 @@ struct Script {
   std::optional<json> output = json{{"kind", "fake"}};
   std::string stderr_tail;
   bool interrupted = false;
+  bool timed_out = false;
   double seconds = 10;
 };
 
@@ -53,6 +54,7 @@ class FakeRunner : public StepRunner {
     end.exit_code = s.exit_code;
     end.term_signal = s.term_signal;
     end.interrupted = s.interrupted;
+    end.timed_out = s.timed_out;
     end.seconds = s.seconds;
     end.output = s.output;
     end.stderr_tail = s.stderr_tail;
@@ -192,6 +194,41 @@ TEST(StudyRun, AnUnfinishedBenchGoesOnFromItsRows) {
     // The plan itself is unchanged: the next attempt is decided afresh.
     EXPECT_THAT(state.plan[2].args, Not(Contains("--resume")));
   }
+}
+
+// On a GPU slower than the estimates, the bench step runs out of its time budget: the study goes
+// on (answers from the rows so far), and --resume gives the bench its remaining rows.
+TEST(StudyRun, ABenchOutOfTimeGoesOnFromItsRowsOnResume) {
+  fs::path dir = fresh_dir("bench_timeout");
+  State state = new_state();
+  FakeRunner first;
+  Script stopped;
+  stopped.exit_code.reset();
+  stopped.term_signal = SIGKILL;
+  stopped.timed_out = true;
+  stopped.output = unfinished_bench(3, 5);
+  first.scripts["bench-gpu0"] = stopped;
+  auto outcome = run_steps(state, dir, first, {});
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_FALSE(outcome->interrupted);
+  const StepRecord& cut = state.steps.at("bench-gpu0");
+  EXPECT_EQ(cut.status, StepStatus::failed);
+  EXPECT_TRUE(cut.resumable);
+  EXPECT_THAT(cut.message, HasSubstr("the rows measured are kept and --resume goes on from them"));
+  EXPECT_FALSE(step_done(state, "bench-gpu0"));
+  auto saved = load_state(dir);
+  ASSERT_TRUE(saved.ok());
+  EXPECT_TRUE(saved->steps.at("bench-gpu0").resumable);  // kept in study.json
+
+  FakeRunner second;
+  ASSERT_TRUE(run_steps(*saved, dir, second, {}).ok());
+  EXPECT_THAT(second.ran, ElementsAre("bench-gpu0"));
+  EXPECT_THAT(second.args["bench-gpu0"], Contains("--resume"));
+  const StepRecord& done = saved->steps.at("bench-gpu0");
+  EXPECT_EQ(done.status, StepStatus::ok);
+  EXPECT_FALSE(done.resumable);
+  EXPECT_DOUBLE_EQ(done.duration_seconds, 20.0);  // both attempts
+  EXPECT_TRUE(step_done(*saved, "bench-gpu0"));
 }
 
 // Leftovers that bench cannot go on from (not a bench document, no rows) are removed.
