@@ -6,7 +6,8 @@
 # and prints the ratios.
 #
 #   bash bench/torch_device.sh PLAN [torch_vs_timm.py options]
-#     PLAN: smoke | key | vit_train | vit_infer | vit | others | all (see torch_vs_timm.py), or
+#     PLAN: smoke | key | vit_train | vit_infer | vit | others | pending | all (see
+#           torch_vs_timm.py; pending: what changed since the last H100 calls), or
 #           profile: bench/vit_infer_profile.py alone (timm ViT-B/16 bf16 inference by kernel kind)
 #
 # Writes under $OUT: torch_gpu.txt (GPU, driver, versions, date), torch_build.log,

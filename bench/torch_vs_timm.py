@@ -302,6 +302,21 @@ def plan_cases(plan):
     if plan in ("vit_train", "vit_infer", "vit"):
         # The cases with targets first, so that a deadline drops the others.
         return [c for c in cases if c["variants"]] + [c for c in cases if not c["variants"]]
+    if plan == "pending":
+        # What changed since the H100 calls (session 3, no device time): the inference memory
+        # fixes (GPT-2, ResNet-50), the attention backends on ViT inference, and the cases the
+        # call-3 deadline cut.
+        cases += [case("vit_b16", "infer", "bf16", 1024, variants=[
+                      ("sdpa cudnn", ["--sdpa", "cudnn"]),
+                      ("sdpa flash", ["--sdpa", "flash"]),
+                      ("both epilogues, sdpa cudnn",
+                       ["--gelu-epilogue", "on", "--sdpa", "cudnn"])]),
+                  case("gpt2", "infer", "bf16", 32),
+                  case("resnet50", "infer", "bf16", 1024)]
+        for m in ("bf16", "fp8", "amp_fp16"):
+            cases.append(case("gpt2", "train", m, 16, **short))
+        cases.append(case("resnet50", "infer", "amp_bf16", 1024, **short))
+        cases.append(case("gpt2", "infer", "amp_bf16", 32, **short))
     if plan in ("others", "all"):
         # The ViT key cases again with the final defaults, then ResNet-50 and GPT-2: the AMP
         # bf16 cases (with torch.compile) first, the batch search, then the other modes.
@@ -375,7 +390,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")
