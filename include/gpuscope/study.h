@@ -196,10 +196,11 @@ struct Progress {
   const StepRecord* record = nullptr;  // set when step_finished
 };
 
-// Seconds left: the estimates of the steps not yet done (the current one less what it has run),
-// scaled by how long finished steps took against their own estimates (clamped to 0.5..3).
+// Seconds left: the estimates of the steps not yet done (the current one less what it has run,
+// and less the share an earlier attempt already did: a resumed bench's kept rows), scaled by how
+// long finished steps took against their own estimates (clamped to 0.5..3).
 double estimate_remaining(const State& state, const std::string& current_step_id,
-                          double current_elapsed_seconds);
+                          double current_elapsed_seconds, double current_done_fraction = 0);
 
 // "[2/5] burn GPU 0 (...) · 0:42 elapsed · ~3:10 left" and, when finished, "... ok in 38 s".
 std::string progress_line(const Progress& progress);

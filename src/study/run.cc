@@ -8,6 +8,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "gpuscope/bench.h"
@@ -55,13 +56,17 @@ bool has_rows(const json& doc) {
 }
 
 // An unfinished bench attempt's JSON (rewritten after every row) that `bench --resume` can go
-// on from: a bench document with rows that was not written at its end.
-bool resumable_bench(const Step& step, const StepFiles& files) {
-  if (step.kind != StepKind::bench) return false;
+// on from: a bench document with rows that was not written at its end. Its share of the
+// matrix already done (the rows bench will keep), or nullopt when there is none to go on from.
+std::optional<double> resumable_bench(const Step& step, const StepFiles& files) {
+  if (step.kind != StepKind::bench) return std::nullopt;
   std::error_code ec;
-  if (!fs::exists(files.json, ec)) return false;
+  if (!fs::exists(files.json, ec)) return std::nullopt;
   auto earlier = bench::load_bench_json(files.json.string());
-  return earlier.ok() && !earlier->rows.empty();
+  if (!earlier.ok() || earlier->rows.empty()) return std::nullopt;
+  const auto kept = std::count_if(earlier->rows.begin(), earlier->rows.end(), bench::row_is_final);
+  return earlier->planned > 0 ? static_cast<double>(kept) / static_cast<double>(earlier->planned)
+                              : 0.0;
 }
 
 constexpr double kMinEstimateToLearnFrom = 20;
@@ -160,7 +165,7 @@ std::string format_duration(double seconds) {
 }
 
 double estimate_remaining(const State& state, const std::string& current_step_id,
-                          double current_elapsed_seconds) {
+                          double current_elapsed_seconds, double current_done_fraction) {
   double measured = 0, estimated = 0;
   for (const Step& step : state.plan) {
     auto it = state.steps.find(step.id);
@@ -177,6 +182,7 @@ double estimate_remaining(const State& state, const std::string& current_step_id
     if (step.skip_reason || step_done(state, step.id)) continue;
     double left = step.estimate_seconds * ratio;
     if (step.id == current_step_id) {
+      left *= 1 - std::clamp(current_done_fraction, 0.0, 1.0);
       // A step that overruns its estimate is assumed to need a little longer, not none.
       left = std::max(left - current_elapsed_seconds, std::min(left, 10.0) * 0.1);
     }
@@ -234,7 +240,8 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
       // An unfinished attempt's leftovers go, except the rows an unfinished bench measured:
       // the bench goes on from them (its store is written afresh at its end).
       Step attempt = step;
-      const bool resume = resumable_bench(step, files);
+      const std::optional<double> done_before = resumable_bench(step, files);
+      const bool resume = done_before.has_value();
       if (resume) attempt.args.insert(attempt.args.end(), {"--resume", "{json}"});
       for (const fs::path& p : {files.json, files.log, files.store}) {
         if (!p.empty() && !(resume && p == files.json)) fs::remove(p, ec);
@@ -244,7 +251,8 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
         if (!options.on_progress) return;
         progress.step_elapsed_seconds = step_elapsed;
         progress.study_elapsed_seconds = earlier + (now_seconds() - start);
-        progress.remaining_seconds = estimate_remaining(state, step.id, step_elapsed);
+        progress.remaining_seconds =
+            estimate_remaining(state, step.id, step_elapsed, done_before.value_or(0));
         options.on_progress(progress);
       };
       report(0);

@@ -379,6 +379,15 @@ TEST(StudyEstimate, RefinedByHowLongFinishedStepsTook) {
   EXPECT_DOUBLE_EQ(estimate_remaining(state, "bench-gpu0", 0), 600);
 }
 
+TEST(StudyEstimate, AResumedBenchNeedsOnlyWhatIsLeftOfIt) {
+  State state = new_state();
+  state.steps["info"].duration_seconds = 3;
+  state.steps["burn-gpu0"].duration_seconds = 75;
+  // 30 of 42 rows kept from the attempt the call's time limit cut.
+  EXPECT_DOUBLE_EQ(estimate_remaining(state, "bench-gpu0", 0, 30.0 / 42), 600 * 12.0 / 42);
+  EXPECT_DOUBLE_EQ(estimate_remaining(state, "bench-gpu0", 0, 0), 600);
+}
+
 TEST(StudyEstimate, AStepPastItsEstimateStillNeedsALittle) {
   State state = new_state();
   double left = estimate_remaining(state, "info", 100);
