@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <map>
+#include <string>
+
 #include "models/model.h"
 
 namespace gpuscope::workloads {
@@ -27,6 +31,32 @@ TEST(Models, Gpt2HeadIsTiedToTheTokenEmbedding) {
     if (item.value().dim() == 2 && item.value().size(0) == 50257) ++embeddings;
   }
   EXPECT_EQ(embeddings, 1);
+}
+
+// The blocks keep their Python twins' parameter names (timm's, HF's with '.' as '_' inside a
+// block), and GPT-2 initializes the projections into the residual stream scaled down.
+TEST(Models, TransformerBlocksKeepTheirNamesAndInitialization) {
+  const auto names = [](const torch::nn::Module& m) {
+    std::map<std::string, at::Tensor> out;
+    for (const auto& item : m.named_parameters()) out[item.key()] = item.value();
+    return out;
+  };
+  const auto vit = names(*build(ModelKind::vit_b16));
+  for (const char* n :
+       {"blocks.0.norm1.weight", "blocks.0.attn_qkv.weight", "blocks.0.attn_proj.bias",
+        "blocks.0.norm2.bias", "blocks.0.mlp_fc1.weight", "blocks.11.mlp_fc2.bias"}) {
+    EXPECT_TRUE(vit.count(n)) << n;
+  }
+  const auto gpt2 = names(*build(ModelKind::gpt2));
+  for (const char* n : {"h.0.ln_1.weight", "h.0.attn_c_attn.weight", "h.0.attn_c_proj.bias",
+                        "h.0.ln_2.bias", "h.0.mlp_c_fc.weight", "h.11.mlp_c_proj.bias"}) {
+    EXPECT_TRUE(gpt2.count(n)) << n;
+  }
+  const double scaled = 0.02 / std::sqrt(24.0);  // 0.02 / sqrt(2 x 12 blocks)
+  EXPECT_NEAR(gpt2.at("h.3.attn_c_proj.weight").std().item<double>(), scaled, 2e-4);
+  EXPECT_NEAR(gpt2.at("h.3.mlp_c_proj.weight").std().item<double>(), scaled, 2e-4);
+  EXPECT_NEAR(gpt2.at("h.3.attn_c_attn.weight").std().item<double>(), 0.02, 5e-4);
+  EXPECT_NEAR(vit.at("blocks.3.attn_proj.weight").std().item<double>(), 0.02, 5e-4);
 }
 
 TEST(Models, BatchNormStatisticsAreBuffersNotParameters) {

@@ -8,6 +8,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/model.h"
+#include "models/transformer_block.h"
 
 namespace gpuscope::workloads {
 
@@ -19,18 +20,6 @@ struct Gpt2Config {
   int64_t heads = 12;
   double norm_eps = 1e-5;
 };
-
-class Gpt2BlockImpl : public torch::nn::Module {
- public:
-  Gpt2BlockImpl(const Gpt2Config& config, const std::shared_ptr<const LayerOptions>& options);
-  at::Tensor forward(const at::Tensor& x);
-
- private:
-  int64_t heads_;
-  torch::nn::LayerNorm ln_1_{nullptr}, ln_2_{nullptr};
-  Dense c_attn_{nullptr}, attn_proj_{nullptr}, c_fc_{nullptr}, mlp_proj_{nullptr};
-};
-TORCH_MODULE(Gpt2Block);
 
 class Gpt2 : public ReferenceModel {
  public:

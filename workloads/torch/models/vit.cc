@@ -9,24 +9,20 @@ torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(eps));
 }
 
+// timm's Block: exact GELU, no mask, its parameter names.
+TransformerBlockSpec block_spec(const VitConfig& c) {
+  TransformerBlockSpec s;
+  s.width = c.width;
+  s.heads = c.heads;
+  s.mlp_hidden = c.mlp_hidden;
+  s.norm_eps = c.norm_eps;
+  s.gelu = Gelu::exact;
+  s.causal = false;
+  s.names = {"norm1", "attn_qkv", "attn_proj", "norm2", "mlp_fc1", "mlp_fc2"};
+  return s;
+}
+
 }  // namespace
-
-VitBlockImpl::VitBlockImpl(const VitConfig& c, const std::shared_ptr<const LayerOptions>& options)
-    : heads_(c.heads) {
-  norm1_ = register_module("norm1", layer_norm(c.width, c.norm_eps));
-  qkv_ = register_module("attn_qkv", Dense(c.width, 3 * c.width, true, options, true));
-  proj_ = register_module("attn_proj", Dense(c.width, c.width, true, options, true));
-  norm2_ = register_module("norm2", layer_norm(c.width, c.norm_eps));
-  fc1_ = register_module("mlp_fc1", Dense(c.width, c.mlp_hidden, true, options, true));
-  fc2_ = register_module("mlp_fc2", Dense(c.mlp_hidden, c.width, true, options, true));
-}
-
-at::Tensor VitBlockImpl::forward(const at::Tensor& input) {
-  const at::Tensor attention =
-      self_attention(qkv_->forward(norm1_->forward(input)), heads_, /*causal=*/false);
-  const at::Tensor x = proj_->forward_residual(attention, input);
-  return fc2_->forward_residual(fc1_->forward_gelu(norm2_->forward(x), Gelu::exact), x);
-}
 
 VisionTransformer::VisionTransformer(const VitConfig& c,
                                      std::shared_ptr<const LayerOptions> options)
@@ -40,7 +36,8 @@ VisionTransformer::VisionTransformer(const VitConfig& c,
   torch::nn::init::normal_(cls_token_, 0.0, 1e-6);
   torch::nn::init::normal_(pos_embed_, 0.0, 0.02);
   blocks_ = register_module("blocks", torch::nn::ModuleList());
-  for (int64_t i = 0; i < c.depth; ++i) blocks_->push_back(VitBlock(c, options));
+  for (int64_t i = 0; i < c.depth; ++i)
+    blocks_->push_back(TransformerBlock(block_spec(c), options));
   norm_ = register_module("norm", layer_norm(c.width, c.norm_eps));
   head_ = register_module("head", Dense(c.width, c.classes, true, options, false));
 }
@@ -50,7 +47,7 @@ at::Tensor VisionTransformer::forward(const at::Tensor& images) {
   at::Tensor x = patch_embed_->forward(images).flatten(2).transpose(1, 2);
   // Under autocast, cat promotes to fp32 as in timm: the residual stream stays fp32.
   x = at::cat({cls_token_.expand({x.size(0), -1, -1}), x}, 1) + pos_embed_;
-  for (const auto& block : *blocks_) x = block->as<VitBlock>()->forward(x);
+  for (const auto& block : *blocks_) x = block->as<TransformerBlock>()->forward(x);
   // LayerNorm is per token: normalizing the class token alone gives timm's norm-then-pool
   // result without normalizing the 196 patch tokens nobody reads.
   return head_->forward(norm_->forward(x.select(1, 0)));

@@ -9,6 +9,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/model.h"
+#include "models/transformer_block.h"
 
 namespace gpuscope::workloads {
 
@@ -22,18 +23,6 @@ struct VitConfig {
   int64_t classes = 1000;
   double norm_eps = 1e-6;
 };
-
-class VitBlockImpl : public torch::nn::Module {
- public:
-  VitBlockImpl(const VitConfig& config, const std::shared_ptr<const LayerOptions>& options);
-  at::Tensor forward(const at::Tensor& x);
-
- private:
-  int64_t heads_;
-  torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr};
-  Dense qkv_{nullptr}, proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
-};
-TORCH_MODULE(VitBlock);
 
 class VisionTransformer : public ReferenceModel {
  public:
