@@ -36,15 +36,11 @@ using testing::run_captured;
 using testing::slurp;
 
 std::string temp_dir() {
-  const std::string dir = ::testing::TempDir() + "/cli_bench_test";
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing::scratch_dir("cli_bench_test");
 }
 
 std::string fresh(const std::string& name) {
-  const std::string path = temp_dir() + "/" + std::to_string(getpid()) + "-" + name;
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-  return path;
+  return testing::fresh_path(temp_dir(), name);
 }
 
 std::vector<std::string> base_env() {

@@ -39,17 +39,11 @@ using testing::run_captured;
 using testing::slurp;
 
 std::string temp_dir() {
-  const std::string dir = ::testing::TempDir() + "/cli_monitor_test";
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing::scratch_dir("cli_monitor_test");
 }
 
 std::string fresh(const std::string& name) {
-  const std::string path = temp_dir() + "/" + name;
-  std::filesystem::remove(path);
-  std::filesystem::remove(path + "-wal");
-  std::filesystem::remove(path + "-shm");
-  return path;
+  return testing::fresh_path(temp_dir(), name);
 }
 
 std::string fake_env(const std::string& fixture = "telemetry/two_gpus.json") {

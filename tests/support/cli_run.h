@@ -1,9 +1,12 @@
 // Running a program from a CLI test: its exit code and both streams, captured through files.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -34,6 +37,21 @@ inline CliRun run_captured(const std::string& command, const std::string& base) 
   run.out = slurp(out);
   run.err = slurp(err);
   return run;
+}
+
+// A folder of the test binary `name` under GoogleTest's temporary directory, made if missing.
+inline std::string scratch_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A path in `dir` for this test process (CTest runs tests in parallel processes) with nothing
+// there yet: no file, nor the -wal and -shm files of a SQLite store.
+inline std::string fresh_path(const std::string& dir, const std::string& name) {
+  const std::string path = dir + "/" + std::to_string(getpid()) + "-" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return path;
 }
 
 }  // namespace gpuscope::testing
