@@ -35,12 +35,9 @@ using testing::CliRun;
 using testing::run_captured;
 using testing::slurp;
 
-std::string temp_dir() {
-  return testing::scratch_dir("cli_bench_test");
-}
-
+// A path of this test process's in the bench tests' scratch folder, with nothing there yet.
 std::string fresh(const std::string& name) {
-  return testing::fresh_path(temp_dir(), name);
+  return testing::fresh_path(testing::scratch_dir("cli_bench_test"), name);
 }
 
 std::vector<std::string> base_env() {
