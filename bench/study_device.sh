@@ -11,6 +11,11 @@
 #                                             # the default study -> $OUT/study-default.tar.gz
 #   bash bench/study_device.sh resume BIN_TGZ STUDY_TGZ  # there: the default study cut by the
 #                                             # call's limit, resumed -> $OUT/study-default.tar.gz
+#   bash bench/study_device.sh build-default  # there: build, then the default study for the rest
+#                                             # of the call (SIGINT before its limit) -> bin.tar.gz
+#                                             # and study-default.tar.gz, for `resume`
+#   bash bench/study_device.sh fields BIN_TGZ # there: info and a monitored 8 s fp16 burn, to check
+#                                             # NVML's field values (throttle time, memory temp.)
 #
 # Files come back few at a time, so each study folder is sent as one archive. Reads the GPU's
 # settings; never changes power limits, clocks, MIG, persistence or compute mode (the study's
@@ -37,8 +42,11 @@ build() {
   local build="$root/build/device-study" start targets=("$@")
   ((${#targets[@]})) || targets=(gpuscope_cli gpuscope_burn_worker gpuscope_torch)
   start=$(date +%s)
+  local plotly=()
+  # The machine has no PyPI: the report's plotly.js comes from .carry (put there by `prepare`).
+  [ -f "$root/.carry/plotly.min.js" ] && plotly=(-DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js")
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
+    "${plotly[@]}" -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
     -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
     >"$out/study_build.log" 2>&1 || { tail -30 "$out/study_build.log"; return 1; }
   cmake --build "$build" --target "${targets[@]}" \
@@ -72,7 +80,10 @@ timed_study() {
 }
 
 case "${1:-}" in
-  prepare) bash bench/monitor_device.sh prepare && bash bench/torch_jpeg_carry.sh ;;
+  prepare)
+    bash bench/monitor_device.sh prepare && bash bench/torch_jpeg_carry.sh &&
+      cp .deps/python/plotly/package_data/plotly.min.js .carry/
+    ;;
   build-quick)
     gpu_facts
     build || exit 1
@@ -111,5 +122,29 @@ case "${1:-}" in
     use_bin
     timed_study resume study --resume "$out/study-h100"
     ;;
-  *) echo "usage: $0 prepare | build-quick | default BIN_TGZ | resume BIN_TGZ STUDY_TGZ" >&2; exit 2 ;;
+  build-default)
+    # One call: build (2-3 minutes), then the default study until STUDY_CALL_LIMIT (585 s) minus
+    # the 40 s the study may take to save its state after SIGINT.
+    call_start=$(date +%s)
+    gpu_facts
+    build || exit 1
+    use_bin
+    STUDY_TIMEOUT=$((${STUDY_CALL_LIMIT:-585} - 45 - ($(date +%s) - call_start)))
+    timed_study default study -o "$out/study-h100"
+    ;;
+  fields)
+    tar -xzf "${2:?the bin.tar.gz from build-quick}" -C "$root" || exit 1
+    use_bin
+    "$G" info --json >"$out/fields_info.json" 2>"$out/fields_info.err"
+    echo "info: exit $?"
+    "$G" monitor --interval 100 --jsonl "$out/fields_monitor.jsonl" --json -- \
+      "$G" burn --precision fp16 --duration 8 --no-memory --no-host-link \
+      >"$out/fields_monitor.json" 2>"$out/fields_monitor.err"
+    echo "monitored burn: exit $?"
+    tail -3 "$out/fields_monitor.err"
+    ;;
+  *)
+    echo "usage: $0 prepare | build-quick | build-default | default BIN_TGZ | resume BIN_TGZ STUDY_TGZ | fields BIN_TGZ" >&2
+    exit 2
+    ;;
 esac

@@ -6,7 +6,9 @@
 # and prints the ratios.
 #
 #   bash bench/torch_device.sh PLAN [torch_vs_timm.py options]
-#     PLAN: smoke | key | vit_train | vit_infer | vit | others | pending | all (see
+#     TORCH_BIN=PATH: use this gpuscope-torch instead of building one
+#     TORCH_GPU_TESTS=ON: also build tests/torch's model tests and run their GPU cases
+#     PLAN: smoke | key | vit_train | vit_infer | vit | others | pending | kernels | all (see
 #           torch_vs_timm.py; pending: what changed since the last H100 calls), or
 #           profile: bench/vit_infer_profile.py alone (timm ViT-B/16 bf16 inference by kernel kind)
 #
@@ -36,18 +38,31 @@ if [ "$plan" = profile ]; then
 fi
 
 start=$(date +%s)
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S workloads/torch -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DGPUSCOPE_BUILD_TESTS=OFF >"$out/torch_build.log" 2>&1 || {
-    tail -40 "$out/torch_build.log"
+if [ -n "${TORCH_BIN:-}" ]; then
+  # A gpuscope-torch built earlier (bench/study_device.sh's bin.tar.gz): no build here.
+  bin="$TORCH_BIN"
+  echo "using $bin (no build)"
+else
+  bin="$build/gpuscope-torch"
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S workloads/torch -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DGPUSCOPE_BUILD_TESTS="${TORCH_GPU_TESTS:-OFF}" >"$out/torch_build.log" 2>&1 || {
+      tail -40 "$out/torch_build.log"
+      exit 1
+    }
+  fi
+  cmake --build "$build" >>"$out/torch_build.log" 2>&1 || {
+    grep -E "error|Error" "$out/torch_build.log" | head -40
     exit 1
   }
+  echo "built gpuscope-torch in $(($(date +%s) - start)) s"
+  if [ "${TORCH_GPU_TESTS:-OFF}" = ON ]; then
+    # The tests with GPU cases (own kernels against ATen), which skip those cases on CPU-only CI.
+    cmake --build "$build" --target torch_model_test >>"$out/torch_build.log" 2>&1 &&
+      "$build/tests_torch/torch_model_test" --gtest_filter='LayerNorm*:PatchGemm*:Models*' \
+        2>&1 | tee "$out/torch_gpu_tests.out" | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|error" | head -40
+  fi
 fi
-cmake --build "$build" >>"$out/torch_build.log" 2>&1 || {
-  grep -E "error|Error" "$out/torch_build.log" | head -40
-  exit 1
-}
-echo "built gpuscope-torch in $(($(date +%s) - start)) s"
 
-PYTHONUNBUFFERED=1 python3 bench/torch_vs_timm.py --bin "$build/gpuscope-torch" --plan "$plan" \
+PYTHONUNBUFFERED=1 python3 bench/torch_vs_timm.py --bin "$bin" --plan "$plan" \
   --out "$out" "$@" 2>&1 | tee "$out/torch_vs_timm.out"

@@ -302,6 +302,21 @@ def plan_cases(plan):
     if plan in ("vit_train", "vit_infer", "vit"):
         # The cases with targets first, so that a deadline drops the others.
         return [c for c in cases if c["variants"]] + [c for c in cases if not c["variants"]]
+    if plan == "kernels":
+        # The own LayerNorm kernel and the patch embedding as a GEMM (session 4): each switched
+        # off alone on the cases they change, and ViT training, where the patch GEMM also runs.
+        cases += [case("vit_b16", "infer", "bf16", 1024, compiled=True, variants=[
+                      ("own layer norm off", ["--own-layer-norm", "off"]),
+                      ("patch gemm off", ["--patch-gemm", "off"]),
+                      ("both off", ["--own-layer-norm", "off", "--patch-gemm", "off"]),
+                      ("+ gelu epilogue", ["--gelu-epilogue", "on"])]),
+                  case("vit_b16", "train", "amp_bf16", 160, compiled=True, variants=[
+                      ("patch gemm off", ["--patch-gemm", "off"])]),
+                  case("vit_b16", "infer", "fp16", 1024, **short),
+                  case("vit_b16", "infer", "amp_bf16", 1024, **short),
+                  case("gpt2", "infer", "bf16", 32, variants=[
+                      ("own layer norm off", ["--own-layer-norm", "off"])]),
+                  case("vit_b16", "train", "bf16", 160, **short)]
     if plan == "pending":
         # What changed since the H100 calls (session 3, no device time): the inference memory
         # fixes (GPT-2, ResNet-50), the attention backends on ViT inference, and the cases the
@@ -390,7 +405,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | pending | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")

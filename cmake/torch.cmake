@@ -14,8 +14,8 @@ if(NOT TARGET CUDA::nvToolsExt AND TARGET CUDA::nvtx3)
   add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
   target_link_libraries(CUDA::nvToolsExt INTERFACE CUDA::nvtx3)
 endif()
-# gpuscope-torch compiles no CUDA code of its own: name the architectures so that Caffe2's
-# config does not probe for a GPU at configure time.
+# gpuscope-torch's few kernels of its own (gpuscope_torch_kernels) do not use Caffe2's CUDA
+# flags: name the architectures so that its config does not probe for a GPU at configure time.
 if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT DEFINED TORCH_CUDA_ARCH_LIST)
   set(TORCH_CUDA_ARCH_LIST "8.0;8.6;8.9;9.0")
 endif()

@@ -59,7 +59,9 @@ TEST(Options, EveryOption) {
                              "on",        "--sdpa",
                              "cudnn",     "--gelu-epilogue",
                              "off",       "--residual-epilogue",
-                             "on",        "--seq-len",
+                             "on",        "--own-layer-norm",
+                             "off",       "--patch-gemm",
+                             "off",       "--seq-len",
                              "64",        "--image-size",
                              "96",        "--lr",
                              "3e-4",      "--weight-decay",
@@ -85,6 +87,8 @@ TEST(Options, EveryOption) {
   EXPECT_EQ(c.sdpa, SdpaBackend::cudnn);
   EXPECT_EQ(c.gelu_epilogue, Toggle::off);
   EXPECT_EQ(c.residual_epilogue, Toggle::on);
+  EXPECT_EQ(c.own_layer_norm, Toggle::off);
+  EXPECT_EQ(c.patch_gemm, Toggle::off);
   EXPECT_EQ(c.shape.seq_len, 64);
   EXPECT_EQ(c.shape.image_size, 96);
   EXPECT_DOUBLE_EQ(c.adamw.lr, 3e-4);

@@ -48,6 +48,8 @@ std::string start_line(const StartRecord& r) {
       .add("sdpa", sdpa_backend_name(c.sdpa))
       .add("gelu_epilogue", r.switches.gelu_epilogue)
       .add("residual_epilogue", r.switches.residual_epilogue)
+      .add("own_layer_norm", r.switches.own_layer_norm)
+      .add("patch_gemm", r.switches.patch_gemm)
       .add("warmup_steps", c.warmup_steps)
       .add("windows", c.windows)
       .add("steps_per_window", c.steps_per_window)

@@ -225,6 +225,14 @@ const std::vector<OptionSpec>& option_table() {
        "inference in fp16/bf16: bias and residual add in the projections' cuBLASLt GEMM "
        "(auto: on for CUDA)",
        toggle(&RunConfig::residual_epilogue)},
+      {"--own-layer-norm", "on|off|auto",
+       "inference in fp16/bf16: LayerNorm on gpuscope-torch's own kernel instead of ATen's "
+       "(auto: on for CUDA)",
+       toggle(&RunConfig::own_layer_norm)},
+      {"--patch-gemm", "on|off|auto",
+       "ViT-B/16: the patch embedding (16x16 convolution, stride 16) as one GEMM over the "
+       "image's patches (auto: on)",
+       toggle(&RunConfig::patch_gemm)},
       {"--seq-len", "N", "GPT-2 tokens per sample, at most 1024 (default 1024)",
        [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
          const auto n = parse_number<int64_t>(v);

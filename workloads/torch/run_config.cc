@@ -86,6 +86,8 @@ ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {
                     decide(config.gelu_epilogue, config.model == ModelKind::gpt2);
   s.residual_epilogue =
       on_cuda && config.task == Task::infer && decide(config.residual_epilogue, true);
+  s.own_layer_norm = on_cuda && config.task == Task::infer && decide(config.own_layer_norm, true);
+  s.patch_gemm = config.model == ModelKind::vit_b16 && decide(config.patch_gemm, true);
   return s;
 }
 

@@ -76,6 +76,8 @@ struct RunConfig {
   SdpaBackend sdpa = SdpaBackend::automatic;
   Toggle gelu_epilogue = Toggle::automatic;      // auto: on for GPT-2 inference on CUDA
   Toggle residual_epilogue = Toggle::automatic;  // auto: on for inference on CUDA
+  Toggle own_layer_norm = Toggle::automatic;     // auto: on for inference on CUDA
+  Toggle patch_gemm = Toggle::automatic;         // auto: on (ViT-B/16's patch embedding)
 
   InputOptions input;
   int64_t guard_steps = 100;  // --task guard: training steps, every one's loss reported
@@ -94,6 +96,8 @@ struct ResolvedSwitches {
   bool channels_last = false;
   bool gelu_epilogue = false;
   bool residual_epilogue = false;
+  bool own_layer_norm = false;
+  bool patch_gemm = false;
 };
 ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda);
 

@@ -270,6 +270,8 @@ int Run::execute() {
   layer_options->fp8 = plan_.fp8_linear;
   layer_options->gelu_epilogue = switches_.gelu_epilogue;
   layer_options->residual_epilogue = switches_.residual_epilogue;
+  layer_options->own_layer_norm = switches_.own_layer_norm;
+  layer_options->patch_gemm = switches_.patch_gemm;
   torch::manual_seed(config_.seed);
   auto model = make_model(config_.model, layer_options);
 

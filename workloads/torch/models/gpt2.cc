@@ -7,10 +7,6 @@
 namespace gpuscope::workloads {
 namespace {
 
-torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(eps));
-}
-
 // HF's GPT2Block: tanh GELU, causal, its parameter names; the projections into the residual
 // stream initialized with GPT-2's scaled std.
 TransformerBlock make_block(const Gpt2Config& c,
@@ -43,7 +39,7 @@ Gpt2::Gpt2(const Gpt2Config& c, std::shared_ptr<const LayerOptions> options) : c
   }
   blocks_ = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.depth; ++i) blocks_->push_back(make_block(c, options));
-  ln_f_ = register_module("ln_f", layer_norm(c.width, c.norm_eps));
+  ln_f_ = register_module("ln_f", LayerNorm(c.width, c.norm_eps, options));
 }
 
 at::Tensor Gpt2::forward(const at::Tensor& tokens) {

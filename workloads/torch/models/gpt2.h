@@ -5,7 +5,6 @@
 
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/normalization.h>
 
 #include "models/model.h"
 #include "models/transformer_block.h"
@@ -31,7 +30,7 @@ class Gpt2 : public ReferenceModel {
   Gpt2Config config_;
   torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};
   torch::nn::ModuleList blocks_{nullptr};
-  torch::nn::LayerNorm ln_f_{nullptr};
+  LayerNorm ln_f_{nullptr};
 };
 
 }  // namespace gpuscope::workloads

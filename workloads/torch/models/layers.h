@@ -20,6 +20,11 @@ struct LayerOptions {
   // Inference only: the projections into the residual stream add bias and residual in the
   // GEMM (see residual_linear.h).
   bool residual_epilogue = false;
+  // Inference only: LayerNorm on gpuscope-torch's own fp16/bf16 kernel (see layer_norm.h).
+  bool own_layer_norm = false;
+  // ViT-B/16: the 16x16-stride-16 patch convolution as one GEMM over the image's patches (the
+  // same weights and result; cuDNN ran it as an im2col convolution, see vit.cc).
+  bool patch_gemm = false;
 };
 
 enum class Gelu { exact, tanh };  // erf form (timm ViT), tanh approximation (GPT-2)

@@ -7,13 +7,10 @@ namespace gpuscope::workloads {
 TransformerBlockImpl::TransformerBlockImpl(const TransformerBlockSpec& s,
                                            const std::shared_ptr<const LayerOptions>& options)
     : heads_(s.heads), gelu_(s.gelu), causal_(s.causal) {
-  const auto layer_norm = [&] {
-    return torch::nn::LayerNorm(torch::nn::LayerNormOptions({s.width}).eps(s.norm_eps));
-  };
-  norm1_ = register_module(s.names.norm1, layer_norm());
+  norm1_ = register_module(s.names.norm1, LayerNorm(s.width, s.norm_eps, options));
   qkv_ = register_module(s.names.qkv, Dense(s.width, 3 * s.width, true, options, true));
   proj_ = register_module(s.names.proj, Dense(s.width, s.width, true, options, true));
-  norm2_ = register_module(s.names.norm2, layer_norm());
+  norm2_ = register_module(s.names.norm2, LayerNorm(s.width, s.norm_eps, options));
   fc1_ = register_module(s.names.fc1, Dense(s.width, s.mlp_hidden, true, options, true));
   fc2_ = register_module(s.names.fc2, Dense(s.mlp_hidden, s.width, true, options, true));
 }

@@ -5,10 +5,9 @@
 // "attn_c_attn", ...).
 #pragma once
 
-#include <torch/nn/modules/normalization.h>
-
 #include <memory>
 
+#include "models/layer_norm.h"
 #include "models/layers.h"
 
 namespace gpuscope::workloads {
@@ -44,7 +43,7 @@ class TransformerBlockImpl : public torch::nn::Module {
   int64_t heads_;
   Gelu gelu_;
   bool causal_;
-  torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr};
+  LayerNorm norm1_{nullptr}, norm2_{nullptr};
   Dense qkv_{nullptr}, proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
 };
 TORCH_MODULE(TransformerBlock);

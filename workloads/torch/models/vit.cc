@@ -5,10 +5,6 @@
 namespace gpuscope::workloads {
 namespace {
 
-torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(eps));
-}
-
 // timm's Block: exact GELU, no mask, its parameter names.
 TransformerBlockSpec block_spec(const VitConfig& c) {
   TransformerBlockSpec s;
@@ -26,7 +22,7 @@ TransformerBlockSpec block_spec(const VitConfig& c) {
 
 VisionTransformer::VisionTransformer(const VitConfig& c,
                                      std::shared_ptr<const LayerOptions> options)
-    : config_(c) {
+    : config_(c), options_(options) {
   const int64_t patches = (c.image_size / c.patch) * (c.image_size / c.patch);
   patch_embed_ = register_module(
       "patch_embed",
@@ -38,13 +34,34 @@ VisionTransformer::VisionTransformer(const VitConfig& c,
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.depth; ++i)
     blocks_->push_back(TransformerBlock(block_spec(c), options));
-  norm_ = register_module("norm", layer_norm(c.width, c.norm_eps));
+  norm_ = register_module("norm", LayerNorm(c.width, c.norm_eps, options));
   head_ = register_module("head", Dense(c.width, c.classes, true, options, false));
 }
 
+at::Tensor VisionTransformer::embed_patches(const at::Tensor& images) {
+  if (!options_->patch_gemm) {
+    // [B, 3, 224, 224] -> [B, 768, 14, 14] -> [B, 196, 768]
+    return patch_embed_->forward(images).flatten(2).transpose(1, 2);
+  }
+  // A stride-16 16x16 convolution is a GEMM over non-overlapping patches: [B, 3, 14, 16, 14, 16]
+  // -> [B, 14, 14, 3, 16, 16] -> [B * 196, 768] rows laid out as the weight's [3, 16, 16], times
+  // the weight [768, 3 * 16 * 16]^T. One copy of the images, then a GEMM cuBLAS runs near its
+  // peak; cuDNN ran the convolution as an im2col kernel at a fraction of it (8.6 ms of timm's
+  // 101 ms bf16 inference step at batch 1024 on the H100, bench/RESULTS.md).
+  const int64_t batch = images.size(0);
+  const int64_t channels = images.size(1);
+  const int64_t p = config_.patch;
+  const int64_t rows = images.size(2) / p, cols = images.size(3) / p;
+  const at::Tensor patches = images.reshape({batch, channels, rows, p, cols, p})
+                                 .permute({0, 2, 4, 1, 3, 5})
+                                 .reshape({batch * rows * cols, channels * p * p});
+  const at::Tensor& w = patch_embed_->weight;
+  return at::linear(patches, w.reshape({w.size(0), -1}), patch_embed_->bias)
+      .view({batch, rows * cols, w.size(0)});
+}
+
 at::Tensor VisionTransformer::forward(const at::Tensor& images) {
-  // [B, 3, 224, 224] -> [B, 768, 14, 14] -> [B, 196, 768]
-  at::Tensor x = patch_embed_->forward(images).flatten(2).transpose(1, 2);
+  at::Tensor x = embed_patches(images);
   // Under autocast, cat promotes to fp32 as in timm: the residual stream stays fp32.
   x = at::cat({cls_token_.expand({x.size(0), -1, -1}), x}, 1) + pos_embed_;
   for (const auto& block : *blocks_) x = block->as<TransformerBlock>()->forward(x);

@@ -6,7 +6,6 @@
 
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/normalization.h>
 
 #include "models/model.h"
 #include "models/transformer_block.h"
@@ -30,11 +29,15 @@ class VisionTransformer : public ReferenceModel {
   at::Tensor forward(const at::Tensor& images) override;
 
  private:
+  // [B, 3, 224, 224] -> [B, 196, 768]: patch_embed's convolution, or the same as one GEMM.
+  at::Tensor embed_patches(const at::Tensor& images);
+
   VitConfig config_;
+  std::shared_ptr<const LayerOptions> options_;
   torch::nn::Conv2d patch_embed_{nullptr};
   at::Tensor cls_token_, pos_embed_;
   torch::nn::ModuleList blocks_{nullptr};
-  torch::nn::LayerNorm norm_{nullptr};
+  LayerNorm norm_{nullptr};
   Dense head_{nullptr};
 };
 
