@@ -8,7 +8,7 @@
 #   bash bench/torch_device.sh PLAN [torch_vs_timm.py options]
 #     TORCH_BIN=PATH: use this gpuscope-torch instead of building one
 #     TORCH_GPU_TESTS=ON: also build tests/torch's model tests and run their GPU cases
-#     PLAN: smoke | key | vit_train | vit_infer | vit | others | pending | kernels | all (see
+#     PLAN: smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | all (see
 #           torch_vs_timm.py; pending: what changed since the last H100 calls), or
 #           profile: bench/vit_infer_profile.py alone (timm ViT-B/16 bf16 inference by kernel kind)
 #
@@ -58,9 +58,11 @@ else
   echo "built gpuscope-torch in $(($(date +%s) - start)) s"
   if [ "${TORCH_GPU_TESTS:-OFF}" = ON ]; then
     # The tests with GPU cases (own kernels against ATen), which skip those cases on CPU-only CI.
-    cmake --build "$build" --target torch_model_test >>"$out/torch_build.log" 2>&1 &&
-      "$build/tests_torch/torch_model_test" --gtest_filter='LayerNorm*:PatchGemm*:Models*' \
-        2>&1 | tee "$out/torch_gpu_tests.out" | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|error" | head -40
+    cmake --build "$build" --target torch_model_test torch_math_test >>"$out/torch_build.log" 2>&1 &&
+      for t in torch_model_test torch_math_test; do
+        "$build/tests_torch/$t" --gtest_filter='LayerNorm*:PatchGemm*:Fp8*'
+      done 2>&1 | tee "$out/torch_gpu_tests.out" |
+      grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|error" | head -40
   fi
 fi
 

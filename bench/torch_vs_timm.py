@@ -317,6 +317,13 @@ def plan_cases(plan):
                   case("gpt2", "infer", "bf16", 32, variants=[
                       ("own layer norm off", ["--own-layer-norm", "off"])]),
                   case("vit_b16", "train", "bf16", 160, **short)]
+    if plan == "fp8":
+        # fp8 with the quantization kernel (session 4): against the reference's AMP bf16.
+        cases += [case("vit_b16", "train", "fp8", 160, **short),
+                  case("vit_b16", "train", "amp_bf16", 160, **short),
+                  case("vit_b16", "infer", "fp8", 1024, **short),
+                  case("gpt2", "train", "fp8", 16, **short),
+                  case("gpt2", "infer", "fp8", 32, **short)]
     if plan == "pending":
         # What changed since the H100 calls (session 3, no device time): the inference memory
         # fixes (GPT-2, ResNet-50), the attention backends on ViT inference, and the cases the
@@ -405,7 +412,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")

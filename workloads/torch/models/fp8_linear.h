@@ -2,6 +2,8 @@
 // at::_scaled_mm: activations and weights in e4m3, output gradients in e5m2, each tensor with
 // its own dynamic scale (amax / format max, computed on the device every call), products
 // accumulated in fp32 and written in the caller's dtype. The bias is added in the GEMM's epilogue.
+// On CUDA each operand is scaled, cast and written in both layouts the GEMMs take in one pass of
+// our own kernel (fp8_quantize_kernel.h); on the CPU, by ATen's ops.
 // Used by the `fp8` precision mode for the transformer blocks' Linear layers.
 #pragma once
 
