@@ -104,7 +104,25 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Mode m
 }
 
 Database::~Database() {
+  std::string path;
+  if (remove_wal_files_on_close_) {
+    const char* name = sqlite3_db_filename(db_, "main");
+    if (name != nullptr) path = name;
+  }
   sqlite3_close_v2(db_);  // finalizes nothing itself: every Statement is RAII and gone by now
+  if (path.empty()) return;
+  // See remove_wal_files_on_close(). Best effort: any failure leaves the files as they were.
+  std::error_code ec;
+  if (std::filesystem::file_size(path + "-wal", ec) != 0 || ec) return;
+  sqlite3* tidy = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &tidy, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) ==
+          SQLITE_OK &&
+      sqlite3_db_readonly(tidy, "main") == 0) {
+    // Reading the header opens the WAL; closing then removes it and the -shm, unless another
+    // connection holds the file.
+    sqlite3_exec(tidy, "PRAGMA user_version", nullptr, nullptr, nullptr);
+  }
+  sqlite3_close_v2(tidy);
 }
 
 Status Database::exec(std::string_view sql) {

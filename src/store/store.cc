@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -125,6 +126,10 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
   // An empty file is what `touch store.db` makes: a store not yet initialized.
   bool fresh = !probe.exists || probe.size_bytes == 0;
   if (fresh && options.read_only) return not_ours(path, "the file is empty");
+  // Before any connection: whether reading will be what creates the WAL files.
+  std::error_code ec;
+  const bool wal_files_absent = options.read_only && !std::filesystem::exists(path + "-wal", ec) &&
+                                !std::filesystem::exists(path + "-shm", ec);
   if (!fresh) GPUSCOPE_RETURN_IF_ERROR(check_existing_store(path, probe));
 
   Database::Mode mode = options.read_only ? Database::Mode::read_only
@@ -132,6 +137,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
                                           : Database::Mode::read_write;
   auto db = Database::open(path, mode);
   if (!db.ok()) return db.status().with_context("results store");
+  if (wal_files_absent) (*db)->remove_wal_files_on_close();
   if (!options.read_only) {
     // Migrating first writes a new store's header (application id) straight into the file,
     // before WAL mode would hold it in the -wal file where probe_file cannot see it.

@@ -239,6 +239,63 @@ TEST(StoreTest, ReadOnlyOpenOfAMissingStoreIsNotFound) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("missing.db")));
 }
 
+StoreOptions read_only() {
+  StoreOptions options;
+  options.read_only = true;
+  return options;
+}
+
+// Reading a finished store (a report, a study gathering its steps' stores) leaves nothing beside
+// it: a read-only connection to a WAL-mode file makes an empty -wal and a -shm, and cannot
+// remove them itself.
+TEST(StoreTest, ReadingAFinishedStoreLeavesNoWalFiles) {
+  ScratchDir dir;
+  const std::string path = dir.file("results.db");
+  {
+    auto writer = open_store(path);
+    ASSERT_NE(writer, nullptr);
+    ASSERT_TRUE(writer->write(testing::sample_run()).ok());
+  }
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal"));
+  const std::string before = testing::read_bytes(path);
+  {
+    auto reader = open_store(path, read_only());
+    ASSERT_NE(reader, nullptr);
+    auto runs = reader->list_runs();
+    ASSERT_TRUE(runs.ok());
+    EXPECT_EQ(runs->size(), 1u);
+    EXPECT_TRUE(std::filesystem::exists(path + "-shm"));  // SQLite's, while it reads
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  EXPECT_EQ(testing::read_bytes(path), before);  // the database itself was not written
+}
+
+// ... but never from under another connection that uses them.
+TEST(StoreTest, ReadingLeavesTheWalFilesOfAnOpenWriterAlone) {
+  ScratchDir dir;
+  const std::string path = dir.file("results.db");
+  { ASSERT_NE(open_store(path), nullptr); }
+  auto reader = open_store(path, read_only());  // first: the files are its own to remove
+  auto writer = open_store(path);
+  ASSERT_NE(reader, nullptr);
+  ASSERT_NE(writer, nullptr);
+  reader.reset();
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+  EXPECT_TRUE(std::filesystem::exists(path + "-shm"));
+  auto id = writer->write(testing::sample_run());
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  auto other = open_store(path, read_only());
+  ASSERT_NE(other, nullptr);
+  auto seen = other->load_run(*id);
+  ASSERT_TRUE(seen.ok()) << seen.status().to_string();
+  EXPECT_EQ(seen->run.host, "node7");
+  other.reset();
+  writer.reset();  // the last connection: SQLite removes them itself
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+}
+
 TEST(StoreTest, TwoConnectionsShareOneFile) {
   ScratchDir dir;
   auto writer = open_store(dir.file("results.db"));
