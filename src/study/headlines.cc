@@ -251,7 +251,22 @@ json bench_answers(const json& bench) {
   return bench::bench_to_json(*result)["answers"];  // read back, the answers are recomputed
 }
 
+// A mode whose loss the convergence guard found diverging is a problem to know before training
+// in it, as the report's findings say.
+void add_guard_problems(const json& bench_document, int gpu, Headlines& out) {
+  auto result = bench::bench_from_json(bench_document);
+  if (!result.ok()) return;
+  for (const bench::GuardRun& g : result->guards) {
+    if (!bench::verdict_is_bad(g.result.verdict)) continue;
+    out.problems.push_back(
+        {gpu, "warning", "convergence_guard",
+         fmt::format("{} {} training: {} ({}); do not train in this mode as it is", g.model, g.mode,
+                     g.result.reason, bench::verdict_name(g.result.verdict))});
+  }
+}
+
 void add_bench_answers(const json& bench_document, int gpu, Headlines& out) {
+  add_guard_problems(bench_document, gpu, out);
   const json answers = bench_answers(bench_document);
   if (!answers.is_array()) return;
   for (const json& a : answers) {

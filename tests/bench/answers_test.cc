@@ -72,8 +72,13 @@ TEST(Answers, ABadGuardVerdictIsNotFastestNorMostEfficient) {
   ASSERT_TRUE(train.most_efficient);
   EXPECT_EQ(train.most_efficient->mode, "bf16");
   EXPECT_NEAR(*train.most_efficient->joules_per_sample, 600.0 / 2977.56, 1e-4);
-  // Memory is a fact whether or not a mode learns: fp16 still ties bf16 for the smallest.
-  EXPECT_EQ(train.smallest_memory->mode, "fp16");
+  // fp16 ties bf16 for the smallest footprint: the tie goes to the mode that learns.
+  EXPECT_EQ(train.smallest_memory->mode, "bf16");
+  // Strictly smaller still wins whatever the guard says (memory is a fact about the mode).
+  find(rows, "train", "fp16")->peak_allocated_bytes = 1e9;
+  EXPECT_EQ(answer(compute_answers(rows), "train").smallest_memory->mode, "fp16");
+  find(rows, "train", "fp16")->peak_allocated_bytes =
+      find(rows, "train", "bf16")->peak_allocated_bytes;
   // An unknown verdict (no guard run) does not exclude a mode.
   find(rows, "train", "fp16")->guard = GuardResult{Verdict::unknown, "no guard"};
   EXPECT_EQ(answer(compute_answers(rows), "train").fastest->mode, "fp16");

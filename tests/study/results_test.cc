@@ -53,7 +53,11 @@ TEST(StudyResults, ReportAndStoreFromTheSample) {
   EXPECT_THAT(html, HasSubstr("Best mode per model"));
   EXPECT_THAT(html, HasSubstr("not built yet; needs --allow-power-changes"));
   EXPECT_THAT(html, HasSubstr("Recorded on a lent NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(html, HasSubstr("ran on this machine (default level)"));
   EXPECT_THAT(html, HasSubstr("vit_b16"));
+  // Reading the bench step's store (WAL mode) left no -wal or -shm beside it.
+  EXPECT_FALSE(fs::exists(dir / "steps/bench-gpu0.db-wal"));
+  EXPECT_FALSE(fs::exists(dir / "steps/bench-gpu0.db-shm"));
 
   // Built again (a resumed study finishing twice): the store is rebuilt, never doubled.
   ASSERT_TRUE(write_results(*state, h, dir).ok());
