@@ -317,6 +317,14 @@ def plan_cases(plan):
                   case("gpt2", "infer", "bf16", 32, variants=[
                       ("own layer norm off", ["--own-layer-norm", "off"])]),
                   case("vit_b16", "train", "bf16", 160, **short)]
+    if plan == "patch_memory":
+        # The patch GEMM's backward recomputing its rows (session 4): training memory per mode.
+        cases += [case("vit_b16", "train", "fp32", 160, **slow),
+                  case("vit_b16", "train", "bf16", 160, **short),
+                  case("vit_b16", "train", "fp16", 160, **short),
+                  case("vit_b16", "train", "amp_bf16", 160, variants=[
+                      ("patch gemm off", ["--patch-gemm", "off"])]),
+                  case("vit_b16", "infer", "bf16", 1024)]
     if plan == "fp8":
         # fp8 with the quantization kernel (session 4): against the reference's AMP bf16.
         cases += [case("vit_b16", "train", "fp8", 160, **short),
@@ -412,7 +420,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")

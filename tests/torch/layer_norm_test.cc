@@ -1,5 +1,6 @@
 // gpuscope-torch's own LayerNorm (module on the CPU, kernel on a GPU when there is one) and ViT's
 // patch embedding as a GEMM.
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -109,25 +110,54 @@ VitConfig small_vit() {
   return c;
 }
 
-// The patch embedding as a GEMM is the convolution: same output and same weight gradient.
+// The patch embedding as a GEMM is the convolution: same output and the same gradients (its
+// backward recomputes the patch rows from the images).
 TEST(PatchGemm, EqualsThePatchConvolution) {
+  struct Outcome {
+    at::Tensor logits, weight_grad, bias_grad, image_grad;
+  };
   const auto run = [](bool patch_gemm) {
     auto options = std::make_shared<LayerOptions>();
     options->patch_gemm = patch_gemm;
     torch::manual_seed(3);
     VisionTransformer vit(small_vit(), options);
     torch::manual_seed(4);
-    const at::Tensor images = torch::randn({2, 3, 32, 32});
+    const at::Tensor images = torch::randn({2, 3, 32, 32}, torch::requires_grad());
     const at::Tensor logits = vit.forward(images);
     logits.square().sum().backward();
-    const auto params = vit.named_parameters();
-    return std::make_pair(logits.detach(), params["patch_embed.weight"].grad().clone());
+    auto params = vit.named_parameters();
+    return Outcome{logits.detach(), params["patch_embed.weight"].grad().clone(),
+                   params["patch_embed.bias"].grad().clone(), images.grad().clone()};
   };
-  const auto [conv_logits, conv_grad] = run(false);
-  const auto [gemm_logits, gemm_grad] = run(true);
-  EXPECT_TRUE(torch::allclose(gemm_logits, conv_logits, 1e-4, 1e-5));
-  EXPECT_TRUE(torch::allclose(gemm_grad, conv_grad, 1e-4, 1e-5));
-  EXPECT_GT(conv_grad.abs().sum().item<double>(), 0.0);
+  const Outcome conv = run(false);
+  const Outcome gemm = run(true);
+  EXPECT_TRUE(torch::allclose(gemm.logits, conv.logits, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(gemm.weight_grad, conv.weight_grad, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(gemm.bias_grad, conv.bias_grad, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(gemm.image_grad, conv.image_grad, 1e-4, 1e-6));
+  EXPECT_GT(conv.weight_grad.abs().sum().item<double>(), 0.0);
+  EXPECT_GT(conv.image_grad.abs().sum().item<double>(), 0.0);
+}
+
+// Under autocast the GEMM runs in bf16 and the weight's gradient comes back in its fp32.
+TEST(PatchGemm, AutocastGradientsKeepTheParameterDtype) {
+  auto options = std::make_shared<LayerOptions>();
+  options->patch_gemm = true;
+  torch::manual_seed(3);
+  VisionTransformer vit(small_vit(), options);
+  const at::Tensor images = torch::randn({2, 3, 32, 32});
+  {
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    const at::Tensor logits = vit.forward(images);
+    at::autocast::set_autocast_enabled(at::kCPU, false);
+    at::autocast::clear_cache();
+    logits.to(at::kFloat).square().sum().backward();
+  }
+  const at::Tensor grad = vit.named_parameters()["patch_embed.weight"].grad();
+  ASSERT_TRUE(grad.defined());
+  EXPECT_EQ(grad.scalar_type(), at::kFloat);
+  EXPECT_TRUE(grad.isfinite().all().item<bool>());
 }
 
 TEST(PatchGemm, SwitchesResolvePerModelAndTask) {

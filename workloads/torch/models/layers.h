@@ -23,7 +23,7 @@ struct LayerOptions {
   // Inference only: LayerNorm on gpuscope-torch's own fp16/bf16 kernel (see layer_norm.h).
   bool own_layer_norm = false;
   // ViT-B/16: the 16x16-stride-16 patch convolution as one GEMM over the image's patches (the
-  // same weights and result; cuDNN ran it as an im2col convolution, see vit.cc).
+  // same weights and result; cuDNN ran it as an im2col convolution, see patch_gemm.h).
   bool patch_gemm = false;
 };
 

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "models/patch_gemm.h"
+
 namespace gpuscope::workloads {
 namespace {
 
@@ -43,21 +45,7 @@ at::Tensor VisionTransformer::embed_patches(const at::Tensor& images) {
     // [B, 3, 224, 224] -> [B, 768, 14, 14] -> [B, 196, 768]
     return patch_embed_->forward(images).flatten(2).transpose(1, 2);
   }
-  // A stride-16 16x16 convolution is a GEMM over non-overlapping patches: [B, 3, 14, 16, 14, 16]
-  // -> [B, 14, 14, 3, 16, 16] -> [B * 196, 768] rows laid out as the weight's [3, 16, 16], times
-  // the weight [768, 3 * 16 * 16]^T. One copy of the images, then a GEMM cuBLAS runs near its
-  // peak; cuDNN ran the convolution as an im2col kernel at a fraction of it (8.6 ms of timm's
-  // 101 ms bf16 inference step at batch 1024 on the H100, bench/RESULTS.md).
-  const int64_t batch = images.size(0);
-  const int64_t channels = images.size(1);
-  const int64_t p = config_.patch;
-  const int64_t rows = images.size(2) / p, cols = images.size(3) / p;
-  const at::Tensor patches = images.reshape({batch, channels, rows, p, cols, p})
-                                 .permute({0, 2, 4, 1, 3, 5})
-                                 .reshape({batch * rows * cols, channels * p * p});
-  const at::Tensor& w = patch_embed_->weight;
-  return at::linear(patches, w.reshape({w.size(0), -1}), patch_embed_->bias)
-      .view({batch, rows * cols, w.size(0)});
+  return patch_gemm(images, patch_embed_->weight, patch_embed_->bias, config_.patch);
 }
 
 at::Tensor VisionTransformer::forward(const at::Tensor& images) {
