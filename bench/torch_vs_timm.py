@@ -317,6 +317,12 @@ def plan_cases(plan):
                   case("gpt2", "infer", "bf16", 32, variants=[
                       ("own layer norm off", ["--own-layer-norm", "off"])]),
                   case("vit_b16", "train", "bf16", 160, **short)]
+    if plan == "batch_auto":
+        # --batch auto with CUDA graphs, whose probes now capture too (session 4).
+        cases += [case("resnet50", "train", "bf16", "auto", ours_only=True,
+                       extra=["--max-batch", "16384"], **short),
+                  case("vit_b16", "train", "amp_bf16", "auto", ours_only=True, **short),
+                  case("gpt2", "infer", "bf16", "auto", ours_only=True, **short)]
     if plan == "patch_memory":
         # The patch GEMM's backward recomputing its rows (session 4): training memory per mode.
         cases += [case("vit_b16", "train", "fp32", 160, **slow),
@@ -420,7 +426,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | batch_auto | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")

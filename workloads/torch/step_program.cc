@@ -100,6 +100,8 @@ const at::Tensor& StepProgram::current_output() {
 
 void StepProgram::release_step_memory() {
   output_ = at::Tensor();
+  graphs_.reset();  // a probe's captures; their pool goes once the tensors in it are gone
+  last_replayed_ = 0;
   if (fused_) fused_->zero_grad();
   if (libtorch_adamw_) libtorch_adamw_->zero_grad(true);
   release_cached_memory(device_);

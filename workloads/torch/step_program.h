@@ -33,7 +33,8 @@ class StepProgram {
   // REQUIRES: capture() has run.
   void replay(size_t index);
 
-  // Frees what a failed step left (gradients, cached blocks) so the device can try again.
+  // Frees what a step left (output, gradients, captured graphs, cached blocks), so that the
+  // device can try again after a failed one.
   void release_step_memory();
 
   // The last step's loss as a 0-dim fp32 device tensor (training; undefined for inference).
