@@ -125,6 +125,9 @@ struct MonitorOptions {
   std::optional<double> duration_s;  // only without a command
   // Run directly (no shell), sampled for its whole life; SIGINT/SIGTERM are forwarded to it.
   std::vector<std::string> command;
+  // The command's stdout lines go to `err` instead of being inherited: `monitor --json -- CMD`
+  // keeps stdout for the JSON document alone, so that it can be piped.
+  bool command_stdout_to_err = false;
 };
 
 struct CommandOutcome {

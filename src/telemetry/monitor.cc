@@ -110,7 +110,8 @@ class Warnings {
 // The observed command, started and waited for on its own thread.
 class Command {
  public:
-  Status start(const std::vector<std::string>& argv, detail::LiveState* live, std::ostream& out) {
+  Status start(const std::vector<std::string>& argv, detail::LiveState* live, std::ostream& out,
+               std::ostream* stdout_to) {
     ProcessOptions po;
     po.argv = argv;
     po.own_process_group = true;  // a terminal's Ctrl-C reaches us, and we forward it once
@@ -131,6 +132,11 @@ class Command {
       po.on_stdout_line = sink;
       po.stderr_mode = StderrMode::lines;
       po.on_stderr_line = sink;
+    } else if (stdout_to != nullptr) {
+      po.on_stdout_line = [this, stdout_to](std::string_view line) {
+        std::lock_guard lock(out_mutex_);
+        *stdout_to << line << '\n' << std::flush;
+      };
     }
     GPUSCOPE_ASSIGN_OR_RETURN(child_, ChildProcess::start(std::move(po)));
     pid_ = child_->pid();
@@ -222,7 +228,8 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
 
   Command command;
   if (with_command) {
-    Status started_ok = command.start(o.command, live.get(), out);
+    Status started_ok =
+        command.start(o.command, live.get(), out, o.command_stdout_to_err ? &err : nullptr);
     if (!started_ok.ok()) {
       sampler->stop();
       (void)recorder.finish(std::chrono::duration<double>(Clock::now() - started).count());

@@ -195,8 +195,11 @@ TEST(CliMonitor, InterruptsAreForwardedToTheCommand) {
 }
 
 TEST(CliMonitor, JsonSummaryCarriesItsSchema) {
-  CliRun run = monitor("--json -- sh -c \"sleep 0.4\"");
+  // With --json, stdout is the JSON document alone: the command's own stdout goes to stderr (on
+  // the H100, `monitor --json -- gpuscope burn` printed burn's table before the JSON).
+  CliRun run = monitor("--json -- sh -c \"echo the command says hello; sleep 0.4\"");
   ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("the command says hello"));
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["kind"], "gpuscope.monitor.summary");
   EXPECT_EQ(j["schema_version"], telemetry::kSummarySchemaVersion);

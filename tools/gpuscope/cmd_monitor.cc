@@ -67,6 +67,7 @@ int run_monitor_command(const MonitorArgs& a) {
   if (!a.listen.empty()) o.listen = a.listen;
   if (a.duration_s > 0) o.duration_s = a.duration_s;
   o.command = a.command;
+  o.command_stdout_to_err = a.json;  // stdout is the JSON document's alone
   o.view = choose_view(a);
 
   // Where the summary goes: a command's stdout belongs to it (pipelines), so text goes to stderr
