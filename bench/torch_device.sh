@@ -9,7 +9,7 @@
 #     TORCH_BIN=PATH: use this gpuscope-torch instead of building one
 #     TORCH_GPU_TESTS=ON: also build tests/torch's model tests and run their GPU cases
 #     PLAN: smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 |
-#           patch_memory | batch_auto | all (see
+#           patch_memory | batch_auto | gaps | all (see
 #           torch_vs_timm.py; pending: what changed since the last H100 calls), or
 #           profile: bench/vit_infer_profile.py alone (timm ViT-B/16 bf16 inference by kernel kind)
 #

@@ -99,6 +99,23 @@ TEST(Options, EveryOption) {
   EXPECT_TRUE(c.quiet);
 }
 
+TEST(Options, Diagnostics) {
+  const auto parsed =
+      parse({"--trace", "t.json", "--trace-steps", "5", "--memory-snapshot", "m.pickle"});
+  ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
+  const DiagnosticsOptions& d = std::get<CommandLine>(parsed).config.diagnostics;
+  EXPECT_EQ(d.trace_path, "t.json");
+  EXPECT_EQ(d.trace_steps, 5);
+  EXPECT_EQ(d.memory_snapshot_path, "m.pickle");
+  EXPECT_EQ(RunConfig().diagnostics.trace_path, "");
+  for (const char* bad : {"0", "1001", "x"}) {
+    const auto rejected = parse({"--trace-steps", bad});
+    ASSERT_TRUE(std::holds_alternative<UsageError>(rejected)) << bad;
+    EXPECT_NE(std::get<UsageError>(rejected).message.find("--trace-steps"), std::string::npos);
+  }
+  EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--trace="})));
+}
+
 TEST(Options, InputPathAndGuard) {
   const auto defaults = parse({});
   const RunConfig& d = std::get<CommandLine>(defaults).config;

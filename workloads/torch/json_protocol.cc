@@ -159,6 +159,10 @@ std::string result_line(const RunResult& r) {
       .add("warmup_seconds", r.warmup_seconds)
       .add("capture_seconds", r.capture_seconds)
       .add("partial", r.partial);
+  // Only when asked, so that a plain run's line stays as it was.
+  if (r.trace_file) o.add("trace_file", *r.trace_file);
+  if (r.memory_snapshot_file) o.add("memory_snapshot_file", *r.memory_snapshot_file);
+  if (r.diagnostics_problem) o.add("diagnostics_problem", *r.diagnostics_problem);
   return o.str();
 }
 

@@ -82,6 +82,10 @@ struct RunResult {
   double warmup_seconds = 0;
   std::optional<double> capture_seconds;  // CUDA graphs only
   bool partial = false;                   // interrupted before the last window
+  // --trace / --memory-snapshot: the files written (absent when not asked), and why one was not.
+  std::optional<std::string> trace_file;
+  std::optional<std::string> memory_snapshot_file;
+  std::optional<std::string> diagnostics_problem;
 };
 
 std::string start_line(const StartRecord& record);

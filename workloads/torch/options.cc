@@ -233,6 +233,30 @@ const std::vector<OptionSpec>& option_table() {
        "ViT-B/16: the patch embedding (16x16 convolution, stride 16) as one GEMM over the "
        "image's patches (auto: on)",
        toggle(&RunConfig::patch_gemm)},
+      {"--trace", "FILE",
+       "after the timed windows, profile --trace-steps more steps (operators, kernels, copies) "
+       "and write the Chrome-trace JSON torch.profiler writes (open it in ui.perfetto.dev)",
+       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+         if (v.empty()) return std::string("expects a file name");
+         c.diagnostics.trace_path = std::string(v);
+         return std::nullopt;
+       }},
+      {"--trace-steps", "N", "--trace: steps profiled (default 3)",
+       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+         const auto n = parse_number<int64_t>(v);
+         if (!n || *n < 1 || *n > 1000) return "expects 1..1000, got '" + std::string(v) + "'";
+         c.diagnostics.trace_steps = *n;
+         return std::nullopt;
+       }},
+      {"--memory-snapshot", "FILE",
+       "CUDA: record every allocation of the caching allocator and write the snapshot pickle "
+       "torch.cuda.memory._dump_snapshot writes (pytorch.org/memory_viz), also after an "
+       "out-of-memory error",
+       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+         if (v.empty()) return std::string("expects a file name");
+         c.diagnostics.memory_snapshot_path = std::string(v);
+         return std::nullopt;
+       }},
       {"--seq-len", "N", "GPT-2 tokens per sample, at most 1024 (default 1024)",
        [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
          const auto n = parse_number<int64_t>(v);

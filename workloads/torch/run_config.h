@@ -44,6 +44,13 @@ struct MakeImagesOptions {
   int64_t classes = 4;
 };
 
+// --trace and --memory-snapshot (diagnostics.h): files that explain a run, written after it.
+struct DiagnosticsOptions {
+  std::string trace_path;  // empty: no trace
+  int64_t trace_steps = 3;
+  std::string memory_snapshot_path;  // empty: no allocator history
+};
+
 // A switch whose default depends on the device or model.
 enum class Toggle { automatic, on, off };
 std::string_view toggle_name(Toggle toggle);
@@ -82,6 +89,7 @@ struct RunConfig {
   InputOptions input;
   int64_t guard_steps = 100;  // --task guard: training steps, every one's loss reported
   MakeImagesOptions make_images;
+  DiagnosticsOptions diagnostics;
 
   ModelShape shape;
   AdamWOptions adamw;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "batch_search.h"
+#include "diagnostics.h"
 #include "guard_data.h"
 #include "input/step_inputs.h"
 #include "nvtx_range.h"
@@ -57,6 +58,9 @@ class Run {
       : config_(config), emit_(emit), stop_(stop) {}
 
   int execute();
+  // After a failure (an out-of-memory error above all): the allocator history up to it, saved
+  // if it was being recorded. Returns a note for the error message ("" when none).
+  std::string history_after_failure() noexcept;
 
  private:
   bool stopping() const { return stop_ != nullptr && stop_->load(); }
@@ -72,6 +76,10 @@ class Run {
                 StepInputs* feed = nullptr);
   // --task guard: guard_steps training steps on the guard's dataset, every loss kept.
   int run_guard(StepProgram& program, RunResult& result);
+  // --trace and --memory-snapshot: checked before anything runs, written after the timed windows.
+  std::optional<std::string> diagnostics_unusable() const;
+  void write_diagnostics(StepProgram& program, int64_t& step, const std::vector<Batch>& inputs,
+                         StepInputs* feed, RunResult& result);
   // Per-step records on the device, read once at the end.
   void allocate_step_records(int64_t steps, const StepProgram& program);
   void fill_step_records(RunResult& result, int64_t steps, const StepProgram& program) const;
@@ -88,6 +96,7 @@ class Run {
   bool pinned_ = false;
   at::Tensor losses_;  // training: every step's loss (fp32, on the device)
   at::Tensor scales_;  // guard with loss scaling: the scale after every step
+  std::optional<MemoryHistory> memory_history_;
 };
 
 int64_t Run::default_batch() const {
@@ -264,6 +273,10 @@ int Run::execute() {
                            : error_line(problem->code, problem->message));
     return problem->skipped ? kTorchExitSkipped : kTorchExitUsage;
   }
+  if (auto reason = diagnostics_unusable()) {
+    emit_(error_line("invalid_argument", *reason));
+    return kTorchExitUsage;
+  }
   if (switches_.cuda_graphs && is_training(config_.task) && !config_.fused_adamw) {
     emit_(skipped_line("not_supported",
                        "LibTorch's torch::optim::AdamW keeps its step count on the host and cannot "
@@ -283,6 +296,8 @@ int Run::execute() {
   apply_math_flags(plan_);
   at::globalContext().setBenchmarkCuDNN(config_.cudnn_benchmark);
   apply_sdpa_backend(config_.sdpa);
+  // From before the parameters reach the device: the history then accounts for every byte.
+  if (!config_.diagnostics.memory_snapshot_path.empty()) memory_history_.emplace();
   place_model(*model, device_, plan_, switches_.channels_last);
   if (is_training(config_.task)) {
     model->train();
@@ -313,8 +328,10 @@ int Run::execute() {
   // algorithms are warm); replays after it are warm-up too.
   const int64_t eager_warmup = std::max<int64_t>(config_.warmup_steps, graphs ? sets : 0);
   const int64_t replay_warmup = graphs ? sets + 1 : 0;
+  const int64_t trace_steps =
+      config_.diagnostics.trace_path.empty() ? 0 : config_.diagnostics.trace_steps;
   const int64_t total_steps =
-      eager_warmup + replay_warmup + config_.windows * config_.steps_per_window;
+      eager_warmup + replay_warmup + config_.windows * config_.steps_per_window + trace_steps;
   allocate_step_records(total_steps, program);
 
   int64_t step = 0;
@@ -386,9 +403,69 @@ int Run::execute() {
         InputEvidence{stats.wait_seconds, stats.wait_seconds_total, stats.batches,
                       stats.h2d_bytes,    stats.produce_seconds,    stats.unreadable_files};
   }
+  write_diagnostics(program, step, inputs, host_feed, result);
   emit_(result_line(result));
   if (!config_.quiet) print_summary(result);
   return result.partial ? kTorchExitInterrupted : kTorchExitOk;
+}
+
+std::optional<std::string> Run::diagnostics_unusable() const {
+  const DiagnosticsOptions& d = config_.diagnostics;
+  if (d.trace_path.empty() && d.memory_snapshot_path.empty()) return std::nullopt;
+  if (config_.task == Task::guard) {
+    return std::string("--trace and --memory-snapshot explain train and infer runs, not the guard");
+  }
+  for (const std::string* path : {&d.trace_path, &d.memory_snapshot_path}) {
+    if (path->empty()) continue;
+    if (auto reason = unwritable_reason(*path)) return reason;
+  }
+  if (!d.memory_snapshot_path.empty()) return MemoryHistory::unavailable_reason(device_);
+  return std::nullopt;
+}
+
+void Run::write_diagnostics(StepProgram& program, int64_t& step, const std::vector<Batch>& inputs,
+                            StepInputs* feed, RunResult& result) {
+  const DiagnosticsOptions& d = config_.diagnostics;
+  std::vector<std::string> problems;
+  if (!d.trace_path.empty() && !result.partial && !stopping()) {
+    // Extra steps after the timed ones: the profiler's own cost stays out of the timing.
+    KernelTrace trace(device_);
+    for (int64_t i = 0; i < d.trace_steps; ++i, ++step) {
+      one_step(program, step, inputs, switches_.cuda_graphs, feed);
+    }
+    synchronize(device_);
+    if (auto problem = trace.finish(d.trace_path)) {
+      problems.push_back("--trace: " + *problem);
+    } else {
+      result.trace_file = d.trace_path;
+    }
+  }
+  if (memory_history_) {
+    if (auto problem = memory_history_->save(d.memory_snapshot_path)) {
+      problems.push_back("--memory-snapshot: " + *problem);
+    } else {
+      result.memory_snapshot_file = d.memory_snapshot_path;
+    }
+    memory_history_.reset();
+  }
+  for (const std::string& problem : problems) {
+    std::fprintf(stderr, "gpuscope-torch: %s\n", problem.c_str());
+    result.diagnostics_problem =
+        result.diagnostics_problem ? *result.diagnostics_problem + "; " + problem : problem;
+  }
+}
+
+std::string Run::history_after_failure() noexcept {
+  if (!memory_history_) return "";
+  try {
+    const std::string& path = config_.diagnostics.memory_snapshot_path;
+    auto problem = memory_history_->save(path);
+    memory_history_.reset();
+    return problem ? " (--memory-snapshot: " + *problem + ")"
+                   : " (allocator history up to the failure in " + path + ")";
+  } catch (const std::exception& e) {
+    return std::string(" (--memory-snapshot failed: ") + e.what() + ")";
+  }
 }
 
 void Run::print_summary(const RunResult& r) const {
@@ -423,16 +500,16 @@ void Run::print_summary(const RunResult& r) const {
 }  // namespace
 
 int run_workload(const RunConfig& config, const LineSink& emit, const std::atomic<bool>* stop) {
+  Run run(config, emit, stop);
   try {
-    Run run(config, emit, stop);
     return run.execute();
   } catch (const c10::OutOfMemoryError& e) {
-    emit(skipped_line("out_of_memory", e.what_without_backtrace()));
+    emit(skipped_line("out_of_memory", e.what_without_backtrace() + run.history_after_failure()));
     return kTorchExitSkipped;
   } catch (const c10::Error& e) {
-    emit(error_line("internal", e.what_without_backtrace()));
+    emit(error_line("internal", e.what_without_backtrace() + run.history_after_failure()));
   } catch (const std::exception& e) {
-    emit(error_line("internal", e.what()));
+    emit(error_line("internal", e.what() + run.history_after_failure()));
   }
   return kTorchExitFailed;
 }
