@@ -2,9 +2,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
+#include "models/layers.h"
 #include "models/model.h"
 
 namespace gpuscope::workloads {
@@ -88,6 +90,41 @@ TEST(Models, Gpt2IsCausal) {
   const auto after = model->forward(tokens);
   EXPECT_TRUE(torch::allclose(before.narrow(1, 0, 11), after.narrow(1, 0, 11), 1e-4, 1e-5));
   EXPECT_FALSE(torch::allclose(before.narrow(1, 11, 1), after.narrow(1, 11, 1)));
+}
+
+// The attention core against attention written out: softmax(q k^T / sqrt(d)) v per head, with
+// q, k, v the thirds of qkv; its gradient reaches qkv whole.
+TEST(Models, SelfAttentionIsMultiHeadAttentionOverQkvThirds) {
+  torch::manual_seed(3);
+  const int64_t batch = 2, tokens = 5, heads = 4, head_dim = 8, width = heads * head_dim;
+  for (const bool causal : {false, true}) {
+    const auto qkv = torch::randn({batch, tokens, 3 * width}, torch::requires_grad());
+    const auto y = self_attention(qkv, heads, causal);
+    ASSERT_EQ(y.sizes(), (std::vector<int64_t>{batch, tokens, width}));
+
+    const auto expected_input = qkv.detach().clone().requires_grad_(true);
+    const auto thirds = expected_input.chunk(3, -1);
+    auto as_heads = [&](const at::Tensor& t) {
+      return t.reshape({batch, tokens, heads, head_dim}).permute({0, 2, 1, 3});
+    };
+    auto scores = torch::matmul(as_heads(thirds[0]), as_heads(thirds[1]).transpose(-2, -1)) /
+                  std::sqrt(static_cast<double>(head_dim));
+    if (causal) {
+      scores = scores.masked_fill(torch::ones({tokens, tokens}, torch::kBool).triu(1),
+                                  -std::numeric_limits<float>::infinity());
+    }
+    const auto expected = torch::matmul(scores.softmax(-1), as_heads(thirds[2]))
+                              .permute({0, 2, 1, 3})
+                              .reshape({batch, tokens, width});
+    EXPECT_TRUE(torch::allclose(y, expected, 1e-5, 1e-5)) << "causal " << causal;
+
+    const auto weights = torch::randn({batch, tokens, width});
+    (y * weights).sum().backward();
+    (expected * weights).sum().backward();
+    EXPECT_TRUE(torch::allclose(qkv.grad(), expected_input.grad(), 1e-5, 1e-5))
+        << "causal " << causal;
+    EXPECT_GT(qkv.grad().abs().sum().item<double>(), 0);
+  }
 }
 
 TEST(Models, CatalogueAndNames) {

@@ -1,5 +1,6 @@
 #include "diagnostics.h"
 
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <sys/stat.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/cuda/memory_snapshot.h>
@@ -74,6 +75,10 @@ MemoryHistory::~MemoryHistory() {
   } catch (const std::exception&) {
     // Stopping a recorder cannot be reported from a destructor; the process is ending anyway.
   }
+}
+
+void MemoryHistory::mark(const std::string& name) {
+  c10::cuda::CUDACachingAllocator::recordAnnotation({{"name", name}, {"stage", "START"}});
 }
 
 std::optional<std::string> MemoryHistory::save(const std::string& path) const {

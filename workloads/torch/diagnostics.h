@@ -18,6 +18,9 @@ namespace gpuscope::workloads {
 // addresses, streams and times; no stacks) until save(). CUDA only: see unavailable_reason.
 class MemoryHistory {
  public:
+  // Marked where the run resets its peak counters (after the warm-up, before any capture).
+  static constexpr const char* kTimingAnnotation = "gpuscope-torch timing";
+
   // nullopt when the history can be recorded on `device`; otherwise why not.
   static std::optional<std::string> unavailable_reason(const DeviceInfo& device);
 
@@ -25,6 +28,10 @@ class MemoryHistory {
   ~MemoryHistory();  // stops recording
   MemoryHistory(const MemoryHistory&) = delete;
   MemoryHistory& operator=(const MemoryHistory&) = delete;
+
+  // An annotation in the history at this moment (bench/analysis/memory_peak.py searches the
+  // peak from the one named kTimingAnnotation).
+  static void mark(const std::string& name);
 
   // Writes the snapshot (segments, blocks and the history) to `path`. Returns why it could not.
   std::optional<std::string> save(const std::string& path) const;

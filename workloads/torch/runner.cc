@@ -346,6 +346,7 @@ int Run::execute() {
   // replay allocates nothing, so the capture is where a graph's peak is seen.
   if (graphs) release_cached_memory(device_);
   reset_memory_peaks(device_);
+  if (memory_history_) MemoryHistory::mark(MemoryHistory::kTimingAnnotation);
   if (graphs) {
     const auto capture_start = Clock::now();
     {
