@@ -340,13 +340,16 @@ def plan_cases(plan):
         # Session 5: attention's q, k, v now split from qkv (a cheaper backward), so the
         # transformer training cases again.
         graphs_off = [("graphs off", ["--graphs", "off"])]
-        # Then ResNet-50's bottleneck one layer per statement (its inference peak).
-        cases += [case("resnet50", "infer", "bf16", 1024, diagnose=[]),
-                  case("vit_b16", "train", "bf16", 160, diagnose=[]),
-                  case("gpt2", "train", "bf16", 16, diagnose=[]),
-                  case("resnet50", "train", "amp_bf16", 256),
-                  case("resnet50", "infer", "amp_bf16", 1024, warmup=5, windows=3, steps=10),
-                  case("resnet50", "train", "bf16", 256, warmup=5, windows=3, steps=10)]
+        # Then ResNet-50's bottleneck one layer per statement (its inference peak), and GPT-2's
+        # cross-entropy on our kernel (--fused-loss, its gradient over the logits).
+        unfused = [("fused loss off", ["--fused-loss", "off"])]
+        short = dict(warmup=5, windows=3, steps=10)
+        cases += [case("gpt2", "train", "bf16", 16, variants=unfused, diagnose=[]),
+                  case("gpt2", "train", "amp_bf16", 16, variants=unfused),
+                  case("gpt2", "train", "amp_fp16", 16, variants=unfused, **short),
+                  case("gpt2", "train", "fp8", 16, **short),
+                  case("gpt2", "train", "tf32", 16, **short),
+                  case("gpt2", "train", "bf16", "auto", ours_only=True, **short)]
     if plan == "batch_auto":
         # --batch auto with CUDA graphs, whose probes now capture too (session 4).
         cases += [case("resnet50", "train", "bf16", "auto", ours_only=True,

@@ -61,7 +61,8 @@ TEST(Options, EveryOption) {
                              "off",       "--residual-epilogue",
                              "on",        "--own-layer-norm",
                              "off",       "--patch-gemm",
-                             "off",       "--seq-len",
+                             "off",       "--fused-loss",
+                             "on",        "--seq-len",
                              "64",        "--image-size",
                              "96",        "--lr",
                              "3e-4",      "--weight-decay",
@@ -89,6 +90,7 @@ TEST(Options, EveryOption) {
   EXPECT_EQ(c.residual_epilogue, Toggle::on);
   EXPECT_EQ(c.own_layer_norm, Toggle::off);
   EXPECT_EQ(c.patch_gemm, Toggle::off);
+  EXPECT_EQ(c.fused_loss, Toggle::on);
   EXPECT_EQ(c.shape.seq_len, 64);
   EXPECT_EQ(c.shape.image_size, 96);
   EXPECT_DOUBLE_EQ(c.adamw.lr, 3e-4);

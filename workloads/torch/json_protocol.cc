@@ -50,6 +50,7 @@ std::string start_line(const StartRecord& r) {
       .add("residual_epilogue", r.switches.residual_epilogue)
       .add("own_layer_norm", r.switches.own_layer_norm)
       .add("patch_gemm", r.switches.patch_gemm)
+      .add("fused_loss", r.switches.fused_loss)
       .add("warmup_steps", c.warmup_steps)
       .add("windows", c.windows)
       .add("steps_per_window", c.steps_per_window)

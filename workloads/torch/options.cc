@@ -233,6 +233,10 @@ const std::vector<OptionSpec>& option_table() {
        "ViT-B/16: the patch embedding (16x16 convolution, stride 16) as one GEMM over the "
        "image's patches (auto: on)",
        toggle(&RunConfig::patch_gemm)},
+      {"--fused-loss", "on|off|auto",
+       "training on CUDA: cross-entropy on gpuscope-torch's kernel, the gradient written over "
+       "the logits (auto: on for GPT-2, whose logits are its largest tensor)",
+       toggle(&RunConfig::fused_loss)},
       {"--trace", "FILE",
        "after the timed windows, profile --trace-steps more steps (operators, kernels, copies) "
        "and write the Chrome-trace JSON torch.profiler writes (open it in ui.perfetto.dev)",

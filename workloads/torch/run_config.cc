@@ -88,6 +88,9 @@ ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {
       on_cuda && config.task == Task::infer && decide(config.residual_epilogue, true);
   s.own_layer_norm = on_cuda && config.task == Task::infer && decide(config.own_layer_norm, true);
   s.patch_gemm = config.model == ModelKind::vit_b16 && decide(config.patch_gemm, true);
+  // The 50257-token vocabulary makes GPT-2's logits its largest tensor; 1000 classes do not.
+  s.fused_loss = on_cuda && is_training(config.task) &&
+                 decide(config.fused_loss, config.model == ModelKind::gpt2);
   return s;
 }
 

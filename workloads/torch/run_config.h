@@ -85,6 +85,7 @@ struct RunConfig {
   Toggle residual_epilogue = Toggle::automatic;  // auto: on for inference on CUDA
   Toggle own_layer_norm = Toggle::automatic;     // auto: on for inference on CUDA
   Toggle patch_gemm = Toggle::automatic;         // auto: on (ViT-B/16's patch embedding)
+  Toggle fused_loss = Toggle::automatic;         // auto: on for GPT-2 training on CUDA
 
   InputOptions input;
   int64_t guard_steps = 100;  // --task guard: training steps, every one's loss reported
@@ -106,6 +107,7 @@ struct ResolvedSwitches {
   bool residual_epilogue = false;
   bool own_layer_norm = false;
   bool patch_gemm = false;
+  bool fused_loss = false;
 };
 ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda);
 

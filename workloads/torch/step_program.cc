@@ -10,6 +10,7 @@ StepProgram::StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig&
       kind_(config.model),
       task_(config.task),
       plan_(plan_for(config.mode)),
+      fused_loss_(resolve_switches(config, device.is_cuda()).fused_loss),
       device_(device) {
   if (!is_training(task_)) return;
   const std::vector<at::Tensor> params = model_->parameters();
@@ -45,7 +46,7 @@ void StepProgram::train_step(const Batch& batch) {
   at::Tensor loss;
   {
     AutocastScope autocast(plan_, device_.device.type());
-    loss = model_loss(kind_, model_->forward(batch.input), batch.target);
+    loss = model_loss(kind_, model_->forward(batch.input), batch.target, fused_loss_);
   }
   (scaler_ ? scaler_->scale_loss(loss) : loss).backward();
   if (fused_) {

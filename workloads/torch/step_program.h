@@ -52,6 +52,7 @@ class StepProgram {
   ModelKind kind_;
   Task task_;
   PrecisionPlan plan_;
+  bool fused_loss_ = false;
   DeviceInfo device_;
   std::optional<FusedAdamW> fused_;
   std::unique_ptr<torch::optim::AdamW> libtorch_adamw_;

@@ -1,5 +1,7 @@
 #include "synthetic_data.h"
 
+#include "fused_cross_entropy.h"
+
 namespace gpuscope::workloads {
 namespace {
 
@@ -25,11 +27,12 @@ Batch make_synthetic_batch(const BatchSpec& spec, at::Device device) {
   return b;
 }
 
-at::Tensor model_loss(ModelKind model, const at::Tensor& logits, const at::Tensor& target) {
-  if (model == ModelKind::gpt2) {
-    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), target.reshape({-1}));
-  }
-  return at::cross_entropy_loss(logits, target);
+at::Tensor model_loss(ModelKind model, const at::Tensor& logits, const at::Tensor& target,
+                      bool fused) {
+  const at::Tensor rows = model == ModelKind::gpt2 ? logits.reshape({-1, logits.size(-1)}) : logits;
+  const at::Tensor targets = model == ModelKind::gpt2 ? target.reshape({-1}) : target;
+  if (fused && fused_cross_entropy_fits(rows, targets)) return fused_cross_entropy(rows, targets);
+  return at::cross_entropy_loss(rows, targets);
 }
 
 }  // namespace gpuscope::workloads

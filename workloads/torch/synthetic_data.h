@@ -26,7 +26,9 @@ struct BatchSpec {
 
 Batch make_synthetic_batch(const BatchSpec& spec, at::Device device);
 
-// Mean cross-entropy of logits against targets (token logits flattened to [B*T, V]).
-at::Tensor model_loss(ModelKind model, const at::Tensor& logits, const at::Tensor& target);
+// Mean cross-entropy of logits against targets (token logits flattened to [B*T, V]). `fused`:
+// on gpuscope-torch's kernel where it fits (fused_cross_entropy.h; the logits are consumed).
+at::Tensor model_loss(ModelKind model, const at::Tensor& logits, const at::Tensor& target,
+                      bool fused = false);
 
 }  // namespace gpuscope::workloads
