@@ -46,26 +46,30 @@ TEST(CrossEntropy, MatchesAtenInEveryLogitType) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device: the GPU cases need one";
   torch::manual_seed(11);
   const auto cuda = torch::TensorOptions().device(torch::kCUDA);
-  // A vocabulary that is no multiple of anything (GPT-2's is 50257), and a short one.
-  for (const int64_t vocab : {50257, 7}) {
+  // GPT-2's vocabulary (rows start at every alignment), ViT's 1000 classes (16-byte aligned
+  // rows) and a row shorter than one vector. Incoming gradient 1 (the backward has nothing to
+  // do) and 4 (a loss scale).
+  for (const int64_t vocab : {50257, 1000, 7}) {
     const int64_t rows = 37;
     at::Tensor target = torch::randint(vocab, {rows}, cuda.dtype(torch::kLong));
     target[3] = -100;  // ignored
     target[5] = -100;
     const at::Tensor logits = torch::randn({rows, vocab}, cuda) * 3;
     for (const auto type : {torch::kFloat, torch::kHalf, torch::kBFloat16}) {
-      const at::Tensor x = logits.to(type);
-      const Reference want = aten(x, target, 4.0);
-      const Fused got = fused(x, target, 4.0);
-      const double tolerance = type == torch::kFloat ? 1e-5 : 1e-2;
-      EXPECT_EQ(got.loss.scalar_type(), torch::kFloat);
-      EXPECT_NEAR(got.loss.item<double>(), want.loss.item<double>(), tolerance * 10)
-          << vocab << " " << type;
-      // Gradient entries are (p - onehot) * 4 / 35: compared in units of that scale.
-      const double scale = 4.0 / 35.0;
-      const double worst = (got.grad.to(torch::kFloat) - want.grad).abs().max().item<double>();
-      EXPECT_LT(worst / scale, type == torch::kFloat ? 1e-5 : 1e-2) << vocab << " " << type;
-      EXPECT_EQ(got.grad.select(0, 3).abs().sum().item<double>(), 0.0);  // ignored row
+      for (const double grad_scale : {1.0, 4.0}) {
+        const at::Tensor x = logits.to(type);
+        const Reference want = aten(x, target, grad_scale);
+        const Fused got = fused(x, target, grad_scale);
+        const double tolerance = type == torch::kFloat ? 1e-5 : 1e-2;
+        EXPECT_EQ(got.loss.scalar_type(), torch::kFloat);
+        EXPECT_NEAR(got.loss.item<double>(), want.loss.item<double>(), tolerance * 10)
+            << vocab << " " << type;
+        // Gradient entries are (p - onehot) * scale / 35: compared in units of that factor.
+        const double unit = grad_scale / 35.0;
+        const double worst = (got.grad.to(torch::kFloat) - want.grad).abs().max().item<double>();
+        EXPECT_LT(worst / unit, tolerance) << vocab << " " << type << " x" << grad_scale;
+        EXPECT_EQ(got.grad.select(0, 3).abs().sum().item<double>(), 0.0);  // ignored row
+      }
     }
   }
 }

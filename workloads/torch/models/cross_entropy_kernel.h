@@ -15,11 +15,15 @@ namespace gpuscope::workloads {
 enum class LogitKind { fp32, fp16, bf16 };
 
 // For each of `rows` contiguous rows of `vocab` logits (overwritten): loss[r] = logsumexp(x) -
-// x[target[r]] and x[j] = softmax(x)[j] - (j == target[r]); a row whose target is
-// `ignore_index` gets loss 0 and gradient 0. Targets must lie in [0, vocab) otherwise. Returns
-// the launch's error.
+// x[target[r]] and x[j] = (softmax(x)[j] - (j == target[r])) * *grad_factor (a device value,
+// read by the kernel: no synchronization); a row whose target is `ignore_index` gets loss 0 and
+// gradient 0. Targets must lie in [0, vocab) otherwise. Returns the launch's error.
 cudaError_t launch_cross_entropy(LogitKind kind, void* logits, const int64_t* target, float* loss,
                                  int64_t rows, int64_t vocab, int64_t ignore_index,
-                                 cudaStream_t stream);
+                                 const float* grad_factor, cudaStream_t stream);
+
+// values[i] *= *factor for n contiguous values; nothing is read or written when *factor is 1.
+cudaError_t launch_scale_in_place(LogitKind kind, void* values, int64_t n, const float* factor,
+                                  cudaStream_t stream);
 
 }  // namespace gpuscope::workloads
