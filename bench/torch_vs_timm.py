@@ -350,6 +350,16 @@ def plan_cases(plan):
                   case("gpt2", "train", "bf16", "auto", ours_only=True, **short),
                   case("gpt2", "train", "bf16", "auto", ours_only=True,
                        extra=["--fused-loss", "off"], **short)]
+    if plan == "rest":
+        # The cases the last "others" call's deadline cut (session 5), with the final binary.
+        short = dict(warmup=5, windows=3, steps=10)
+        cases += [case("gpt2", "train", "bf16", 16, variants=[
+                      ("fused loss off", ["--fused-loss", "off"])], **short),
+                  case("gpt2", "train", "fp8", 16, **short),
+                  case("gpt2", "train", "amp_fp16", 16, **short),
+                  case("gpt2", "train", "tf32", 16, **short),
+                  case("resnet50", "infer", "amp_bf16", 1024, **short),
+                  case("gpt2", "infer", "amp_bf16", 32, **short)]
     if plan == "batch_auto":
         # --batch auto with CUDA graphs, whose probes now capture too (session 4).
         cases += [case("resnet50", "train", "bf16", "auto", ours_only=True,
@@ -495,7 +505,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | batch_auto | gaps | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | batch_auto | gaps | rest | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")
