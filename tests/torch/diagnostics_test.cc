@@ -26,18 +26,11 @@ bool exists(const std::string& path) {
 }
 
 RunConfig tiny_gpt2_training() {
-  RunConfig c;
-  c.model = ModelKind::gpt2;
-  c.task = Task::train;
-  c.mode = PrecisionMode::fp32;
-  c.device = "cpu";
+  RunConfig c = testing::tiny_cpu_config(ModelKind::gpt2, Task::train, PrecisionMode::fp32);
   c.batch = 1;
   c.shape.seq_len = 16;
   c.warmup_steps = 1;
-  c.windows = 1;
   c.steps_per_window = 2;
-  c.input_sets = 1;
-  c.quiet = true;
   return c;
 }
 

@@ -18,20 +18,7 @@ using testing::Outcome;
 using testing::run;
 
 RunConfig tiny(ModelKind model, Task task, PrecisionMode mode) {
-  RunConfig c;
-  c.model = model;
-  c.task = task;
-  c.mode = mode;
-  c.device = "cpu";
-  c.batch = model == ModelKind::gpt2 ? 2 : 1;
-  c.shape.seq_len = 32;
-  c.shape.image_size = 64;
-  c.warmup_steps = 0;
-  c.windows = 1;
-  c.steps_per_window = 1;
-  c.input_sets = 1;
-  c.quiet = true;
-  return c;
+  return testing::tiny_cpu_config(model, task, mode);
 }
 
 struct Case {

@@ -24,6 +24,25 @@ struct Outcome {
   }
 };
 
+// A CPU run at the smallest sizes: batch 1 (GPT-2: 2), 32 tokens, 64-pixel images, no warm-up,
+// one window of one step, one input set, no summary line.
+inline RunConfig tiny_cpu_config(ModelKind model, Task task, PrecisionMode mode) {
+  RunConfig c;
+  c.model = model;
+  c.task = task;
+  c.mode = mode;
+  c.device = "cpu";
+  c.batch = model == ModelKind::gpt2 ? 2 : 1;
+  c.shape.seq_len = 32;
+  c.shape.image_size = 64;
+  c.warmup_steps = 0;
+  c.windows = 1;
+  c.steps_per_window = 1;
+  c.input_sets = 1;
+  c.quiet = true;
+  return c;
+}
+
 // Runs `config`; with `stop`, sets it once a line of type `stop_after` has been emitted.
 inline Outcome run(const RunConfig& config, std::atomic<bool>* stop = nullptr,
                    std::string_view stop_after = "") {
