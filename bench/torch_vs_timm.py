@@ -360,6 +360,16 @@ def plan_cases(plan):
                   case("gpt2", "train", "tf32", 16, **short),
                   case("resnet50", "infer", "amp_bf16", 1024, **short),
                   case("gpt2", "infer", "amp_bf16", 32, **short)]
+    if plan == "vit_memory":
+        # Pure bf16 ViT training peaks 2.4 MB above timm's (session 5): which part of ours
+        # makes the difference, switched off one at a time.
+        cases += [case("vit_b16", "train", "bf16", 160, warmup=5, windows=3, steps=10, variants=[
+            ("graphs off", ["--graphs", "off"]),
+            ("graphs off, fused adamw off", ["--graphs", "off", "--fused-adamw", "off"]),
+            ("patch gemm off", ["--patch-gemm", "off"]),
+            ("sdpa flash", ["--sdpa", "flash"]),
+            ("sdpa efficient", ["--sdpa", "efficient"]),
+            ("cudnn benchmark off", ["--cudnn-benchmark", "off"])])]
     if plan == "batch_auto":
         # --batch auto with CUDA graphs, whose probes now capture too (session 4).
         cases += [case("resnet50", "train", "bf16", "auto", ours_only=True,
@@ -505,7 +515,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | batch_auto | gaps | rest | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | batch_auto | gaps | rest | vit_memory | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")
