@@ -370,6 +370,17 @@ def plan_cases(plan):
             ("sdpa flash", ["--sdpa", "flash"]),
             ("sdpa efficient", ["--sdpa", "efficient"]),
             ("cudnn benchmark off", ["--cudnn-benchmark", "off"])])]
+    if plan == "adam_memory":
+        # FusedAdamW's moments in one buffer per dtype instead of one allocation per parameter
+        # (session 5): training memory and speed of every model again.
+        short = dict(warmup=5, windows=3, steps=10)
+        cases += [case("vit_b16", "train", "bf16", 160, **short),
+                  case("vit_b16", "train", "fp16", 160, **short),
+                  case("vit_b16", "train", "amp_bf16", 160, **short),
+                  case("resnet50", "train", "amp_bf16", 256, **short),
+                  case("resnet50", "train", "bf16", 256, **short),
+                  case("gpt2", "train", "bf16", 16, **short),
+                  case("vit_b16", "train", "fp32", 160, warmup=3, windows=3, steps=5)]
     if plan == "batch_auto":
         # --batch auto with CUDA graphs, whose probes now capture too (session 4).
         cases += [case("resnet50", "train", "bf16", "auto", ours_only=True,
@@ -515,7 +526,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the gpuscope-torch program")
     parser.add_argument("--plan", default="key",
-                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | batch_auto | gaps | rest | vit_memory | all")
+                        help="smoke | key | vit_train | vit_infer | vit | others | pending | kernels | fp8 | patch_memory | batch_auto | gaps | rest | vit_memory | adam_memory | all")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile runs")
     parser.add_argument("--ours-extra", default="", help="extra gpuscope-torch arguments")

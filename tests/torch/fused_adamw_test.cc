@@ -11,8 +11,12 @@ TEST(FusedAdamW, MatchesLibTorchAdamW) {
   torch::manual_seed(1);
   const AdamWOptions options{/*lr=*/1e-2, 0.9, 0.999, /*weight_decay=*/0.05, 1e-8};
   std::vector<at::Tensor> ours, theirs;
-  for (const auto& shape : std::vector<std::vector<int64_t>>{{7, 5}, {13}, {3, 4, 2}}) {
-    const auto p = torch::randn(shape);
+  // Sizes that are no multiple of the state buffer's alignment, and a channels-last weight (the
+  // moments share one buffer, each laid out as its parameter).
+  for (const auto& shape :
+       std::vector<std::vector<int64_t>>{{7, 5}, {13}, {3, 4, 2}, {4, 3, 2, 5}, {65}}) {
+    auto p = torch::randn(shape);
+    if (p.dim() == 4) p = p.contiguous(at::MemoryFormat::ChannelsLast);
     ours.push_back(p.clone().requires_grad_());
     theirs.push_back(p.clone().requires_grad_());
   }
@@ -23,7 +27,8 @@ TEST(FusedAdamW, MatchesLibTorchAdamW) {
                                             .eps(options.eps));
   for (int step = 0; step < 4; ++step) {
     for (size_t i = 0; i < ours.size(); ++i) {
-      const auto g = torch::randn(ours[i].sizes());
+      // Laid out as the parameter, as autograd lays out a parameter's gradient.
+      const auto g = torch::randn(ours[i].sizes()).contiguous(ours[i].suggest_memory_format());
       ours[i].mutable_grad() = g.clone();
       theirs[i].mutable_grad() = g.clone();
     }
@@ -33,6 +38,7 @@ TEST(FusedAdamW, MatchesLibTorchAdamW) {
   for (size_t i = 0; i < ours.size(); ++i) {
     EXPECT_TRUE(torch::allclose(ours[i], theirs[i], 1e-5, 1e-6)) << "parameter " << i;
   }
+  EXPECT_TRUE(ours[3].is_contiguous(at::MemoryFormat::ChannelsLast));
   EXPECT_FLOAT_EQ(fused.step_count().item<float>(), 4.0f);
 }
 

@@ -2,6 +2,37 @@
 
 namespace gpuscope::workloads {
 
+namespace {
+
+// Each state tensor starts at a multiple of this many elements of its buffer, so that the fused
+// kernel's vectorized loads stay aligned.
+constexpr int64_t kStateAlignment = 64;
+
+int64_t aligned(int64_t n) {
+  return (n + kStateAlignment - 1) / kStateAlignment * kStateAlignment;
+}
+
+// One zeroed buffer holding a state tensor for each of `params`, laid out as each parameter is
+// (contiguous or channels-last). One allocation instead of one per parameter: 2 x 152 small
+// allocations for ViT-B/16 left the caching allocator with partly used blocks that its
+// allocated-bytes count includes (pure bf16 training peaked 9.6 MB higher with them, H100).
+std::vector<at::Tensor> state_views(const std::vector<at::Tensor>& params) {
+  int64_t total = 0;
+  for (const auto& p : params) total += aligned(p.numel());
+  const at::Tensor buffer = at::zeros({total}, params.front().options());
+  std::vector<at::Tensor> views;
+  int64_t offset = 0;
+  for (const auto& p : params) {
+    views.push_back(p.is_non_overlapping_and_dense()
+                        ? buffer.as_strided(p.sizes(), p.strides(), offset)
+                        : at::zeros_like(p, at::MemoryFormat::Preserve));
+    offset += aligned(p.numel());
+  }
+  return views;
+}
+
+}  // namespace
+
 FusedAdamW::FusedAdamW(const std::vector<at::Tensor>& params, const AdamWOptions& options)
     : options_(options), params_(params) {
   TORCH_CHECK(!params.empty(), "FusedAdamW needs at least one parameter");
@@ -13,10 +44,11 @@ FusedAdamW::FusedAdamW(const std::vector<at::Tensor>& params, const AdamWOptions
       dtypes.push_back(p.scalar_type());
       groups_.emplace_back();
     }
-    Group& group = groups_[index];
-    group.params.push_back(p);
-    group.exp_avgs.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
-    group.exp_avg_sqs.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
+    groups_[index].params.push_back(p);
+  }
+  for (Group& group : groups_) {
+    group.exp_avgs = state_views(group.params);
+    group.exp_avg_sqs = state_views(group.params);
   }
   step_ = at::zeros({}, params.front().options().dtype(at::kFloat));
 }
