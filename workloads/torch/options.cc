@@ -82,6 +82,15 @@ Setter real(double AdamWOptions::*field) {
   };
 }
 
+// --trace, --memory-snapshot: where a diagnostic file goes (checked for writability at the run).
+Setter diagnostic_file(std::string DiagnosticsOptions::*field) {
+  return [field](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+    if (v.empty()) return std::string("expects a file name");
+    c.diagnostics.*field = std::string(v);
+    return std::nullopt;
+  };
+}
+
 const std::vector<OptionSpec>& option_table() {
   static const std::vector<OptionSpec> table = {
       {"--model", "NAME", "vit_b16 | resnet50 | gpt2 (default vit_b16)",
@@ -240,11 +249,7 @@ const std::vector<OptionSpec>& option_table() {
       {"--trace", "FILE",
        "after the timed windows, profile --trace-steps more steps (operators, kernels, copies) "
        "and write the Chrome-trace JSON torch.profiler writes (open it in ui.perfetto.dev)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         if (v.empty()) return std::string("expects a file name");
-         c.diagnostics.trace_path = std::string(v);
-         return std::nullopt;
-       }},
+       diagnostic_file(&DiagnosticsOptions::trace_path)},
       {"--trace-steps", "N", "--trace: steps profiled (default 3)",
        [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
          const auto n = parse_number<int64_t>(v);
@@ -256,11 +261,7 @@ const std::vector<OptionSpec>& option_table() {
        "CUDA: record every allocation of the caching allocator and write the snapshot pickle "
        "torch.cuda.memory._dump_snapshot writes (pytorch.org/memory_viz), also after an "
        "out-of-memory error",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         if (v.empty()) return std::string("expects a file name");
-         c.diagnostics.memory_snapshot_path = std::string(v);
-         return std::nullopt;
-       }},
+       diagnostic_file(&DiagnosticsOptions::memory_snapshot_path)},
       {"--seq-len", "N", "GPT-2 tokens per sample, at most 1024 (default 1024)",
        [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
          const auto n = parse_number<int64_t>(v);
