@@ -1,0 +1,182 @@
+#include "trace/kernel_class.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <initializer_list>
+
+namespace gpuscope::trace::detail {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool has(const std::string& name, std::initializer_list<std::string_view> needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view n) { return name.find(n) != std::string::npos; });
+}
+
+// cuBLAS's nvjet kernels name their types after the prefix: nvjet[_sm90]_<A><compute><D>_...,
+// one letter each (h fp16, t bf16, s fp32, d fp64, e/q fp8, i int8).
+MathPrecision nvjet_precision(const std::string& name, bool& tensor_cores) {
+  std::size_t at = name.find("nvjet_");
+  if (at == std::string::npos) return MathPrecision::unknown;
+  at += 6;
+  if (name.compare(at, 2, "sm") == 0) {
+    const std::size_t underscore = name.find('_', at);
+    if (underscore == std::string::npos) return MathPrecision::unknown;
+    at = underscore + 1;
+  }
+  if (at >= name.size()) return MathPrecision::unknown;
+  tensor_cores = true;
+  switch (name[at]) {
+    case 'h':
+      return MathPrecision::fp16;
+    case 't':
+      return MathPrecision::bf16;
+    case 'e':
+    case 'q':
+      return MathPrecision::fp8;
+    case 'i':
+      return MathPrecision::int8;
+    case 'd':
+      tensor_cores = false;
+      return MathPrecision::fp64;
+    case 's':
+      tensor_cores = has(name, {"tf32"});
+      return tensor_cores ? MathPrecision::tf32 : MathPrecision::fp32;
+    default:
+      tensor_cores = false;
+      return MathPrecision::unknown;
+  }
+}
+
+MathPrecision precision_from_tokens(const std::string& name) {
+  if (has(name, {"e4m3", "e5m2", "fp8", "f8f6f4"})) return MathPrecision::fp8;
+  if (has(name, {"tf32"})) return MathPrecision::tf32;
+  if (has(name, {"bf16", "bfloat16"})) return MathPrecision::bf16;
+  if (has(name, {"f16", "fp16", "half", "hgemm", "h1688", "h884", "h16816"}))
+    return MathPrecision::fp16;
+  if (has(name, {"s8s8", "i8", "int8", "imma"})) return MathPrecision::int8;
+  if (has(name, {"dgemm", "f64", "double"})) return MathPrecision::fp64;
+  if (has(name, {"sgemm", "f32", "float"})) return MathPrecision::fp32;
+  return MathPrecision::unknown;
+}
+
+bool tensor_core_tokens(const std::string& name) {
+  return has(name, {"tensorop", "hmma", "wgmma", "imma", "s1688", "s16816", "h1688", "h884",
+                    "h16816", "i8816", "gmma", "tcgen05", "umma"});
+}
+
+}  // namespace
+
+const char* kernel_kind_name(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::gemm:
+      return "gemm";
+    case KernelKind::convolution:
+      return "convolution";
+    case KernelKind::attention:
+      return "attention";
+    case KernelKind::elementwise:
+      return "elementwise";
+    case KernelKind::reduction:
+      return "reduction";
+    case KernelKind::optimizer:
+      return "optimizer";
+    case KernelKind::communication:
+      return "communication";
+    case KernelKind::copy:
+      return "copy";
+    case KernelKind::other:
+      return "other";
+  }
+  return "other";
+}
+
+const char* math_precision_name(MathPrecision precision) {
+  switch (precision) {
+    case MathPrecision::unknown:
+      return "unknown";
+    case MathPrecision::fp64:
+      return "fp64";
+    case MathPrecision::fp32:
+      return "fp32";
+    case MathPrecision::tf32:
+      return "tf32";
+    case MathPrecision::fp16:
+      return "fp16";
+    case MathPrecision::bf16:
+      return "bf16";
+    case MathPrecision::fp8:
+      return "fp8";
+    case MathPrecision::int8:
+      return "int8";
+  }
+  return "unknown";
+}
+
+KernelClass classify_kernel(std::string_view raw) {
+  const std::string name = lower(raw);
+  KernelClass c;
+  if (has(name, {"nccl"})) {
+    c.kind = KernelKind::communication;
+    return c;
+  }
+  // "convert" (dtype conversions) is no convolution.
+  std::string no_convert = name;
+  for (std::size_t at; (at = no_convert.find("convert")) != std::string::npos;) {
+    no_convert.replace(at, 7, "cnvrt");
+  }
+  if (has(name, {"flash", "fmha", "sdpa", "attention", "attn", "mem_eff"})) {
+    c.kind = KernelKind::attention;
+  } else if (has(name, {"multi_tensor_apply", "adam", "fused_sgd", "lamb", "optimizer"})) {
+    c.kind = KernelKind::optimizer;
+    return c;
+  } else if (has(no_convert, {"fprop", "dgrad", "wgrad", "convolution", "convolve", "conv2d",
+                              "conv3d", "_conv", "conv_", "winograd", "implicit_gemm"})) {
+    c.kind = KernelKind::convolution;
+  } else if (has(name,
+                 {"nvjet", "gemm", "cutlass", "xmma", "matmul", "gemv", "cublas", "triton_tem"})) {
+    c.kind = KernelKind::gemm;
+  } else if (has(name, {"elementwise", "pointwise", "triton_poi"})) {
+    c.kind = KernelKind::elementwise;
+    return c;
+  } else if (has(name, {"nchwtonhwc", "nhwctonchw", "transpose", "copy", "cat_", "catarray",
+                        "index", "gather", "scatter", "permute"})) {
+    c.kind = KernelKind::copy;
+    return c;
+  } else if (has(name, {"reduce", "norm", "softmax", "triton_red", "triton_per", "cross_entropy",
+                        "nll_loss", "argmax"})) {
+    c.kind = KernelKind::reduction;
+    return c;
+  } else if (has(name, {"fill", "activation", "gelu", "relu", "dropout"})) {
+    c.kind = KernelKind::elementwise;
+    return c;
+  } else {
+    return c;
+  }
+  // A matrix kernel (GEMM, convolution, attention): its arithmetic and whether tensor cores run it.
+  bool nvjet_tensor = false;
+  c.precision = nvjet_precision(name, nvjet_tensor);
+  if (c.precision != MathPrecision::unknown) {
+    c.tensor_cores = nvjet_tensor;
+    return c;
+  }
+  c.precision = precision_from_tokens(name);
+  c.tensor_cores = tensor_core_tokens(name) || c.precision == MathPrecision::tf32 ||
+                   c.precision == MathPrecision::bf16 || c.precision == MathPrecision::fp8 ||
+                   (c.precision == MathPrecision::fp16 && !has(name, {"hgemm"})) ||
+                   (c.kind == KernelKind::attention && c.precision != MathPrecision::fp32 &&
+                    c.precision != MathPrecision::unknown);
+  if (c.precision == MathPrecision::fp32 && !has(name, {"tensorop", "tf32"}))
+    c.tensor_cores = false;
+  if (c.precision == MathPrecision::fp64) c.tensor_cores = has(name, {"dmma"});
+  return c;
+}
+
+}  // namespace gpuscope::trace::detail

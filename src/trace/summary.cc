@@ -1,0 +1,330 @@
+#include "trace/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <unordered_map>
+
+#include "trace/kernel_class.h"
+#include "trace/step_period.h"
+
+namespace gpuscope::trace::detail {
+namespace {
+
+constexpr double kNs = 1e-9;
+
+struct Interval {
+  std::int64_t start = 0, end = 0;
+};
+
+// The union of `intervals`, sorted and disjoint.
+std::vector<Interval> merge(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> merged;
+  for (const Interval& i : intervals) {
+    if (i.end <= i.start) continue;
+    if (!merged.empty() && i.start <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, i.end);
+    } else {
+      merged.push_back(i);
+    }
+  }
+  return merged;
+}
+
+// Nanoseconds of the disjoint, sorted `merged` inside [from, to).
+std::int64_t covered(const std::vector<Interval>& merged, std::int64_t from, std::int64_t to) {
+  auto it = std::lower_bound(merged.begin(), merged.end(), from,
+                             [](const Interval& i, std::int64_t t) { return i.end <= t; });
+  std::int64_t total = 0;
+  for (; it != merged.end() && it->start < to; ++it) {
+    total += std::min(it->end, to) - std::max(it->start, from);
+  }
+  return total;
+}
+
+std::int64_t overlap(std::int64_t a0, std::int64_t a1, std::int64_t b0, std::int64_t b1) {
+  return std::max<std::int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  const double rank = p * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = static_cast<std::size_t>(std::ceil(rank));
+  return values[lo] + (values[hi] - values[lo]) * (rank - static_cast<double>(lo));
+}
+
+std::string copy_key(const GpuActivity& a) {
+  if (a.kind == GpuActivity::Kind::memset) return "memset";
+  std::string key = copy_kind_name(a.copy);
+  if (a.copy == CopyKind::host_to_device || a.copy == CopyKind::device_to_host) {
+    key += a.pageable ? " pageable" : " pinned";
+  }
+  return key;
+}
+
+// Step boundaries from marks or ranges of the main process (any process when it has none).
+std::vector<std::int64_t> boundaries_from(const Timeline& t, const SummaryOptions& o,
+                                          StepSource& source) {
+  std::vector<std::int64_t> starts;
+  std::int64_t last_end = 0;
+  auto collect = [&](bool main_only) {
+    starts.clear();
+    if (o.step_range) {
+      for (const HostInterval& h : t.host) {
+        if (h.kind != HostInterval::Kind::range || t.names[h.name] != *o.step_range) continue;
+        if (main_only && h.pid != t.main_pid) continue;
+        starts.push_back(h.start_ns);
+        last_end = std::max(last_end, h.end_ns);
+      }
+    } else {
+      for (const Mark& m : t.marks) {
+        if (t.names[m.name] != o.step_mark) continue;
+        if (main_only && m.pid != t.main_pid) continue;
+        starts.push_back(m.at_ns);
+      }
+    }
+  };
+  collect(true);
+  if (starts.empty()) collect(false);
+  std::sort(starts.begin(), starts.end());
+  if (o.step_range && !starts.empty()) starts.push_back(std::max(last_end, starts.back()));
+  if (starts.size() >= 2) source = o.step_range ? StepSource::range : StepSource::marks;
+  return starts;
+}
+
+std::vector<std::int64_t> boundaries_from_kernels(const Timeline& t, StepSource& source) {
+  std::vector<const GpuActivity*> kernels;
+  for (const GpuActivity& a : t.gpu) {
+    if (a.kind == GpuActivity::Kind::kernel) kernels.push_back(&a);
+  }
+  std::sort(kernels.begin(), kernels.end(),
+            [](const GpuActivity* a, const GpuActivity* b) { return a->start_ns < b->start_ns; });
+  std::vector<std::uint32_t> names;
+  std::vector<std::int64_t> gaps;
+  std::int64_t busy_until = kernels.empty() ? 0 : kernels.front()->start_ns;
+  for (const GpuActivity* k : kernels) {
+    names.push_back(k->name);
+    gaps.push_back(std::max<std::int64_t>(0, k->start_ns - busy_until));
+    busy_until = std::max(busy_until, k->end_ns);
+  }
+  auto period = find_step_period(names, gaps);
+  if (!period) return {};
+  std::unordered_map<std::uint64_t, std::int64_t> launch_at;
+  for (const HostInterval& h : t.host) {
+    if (h.kind == HostInterval::Kind::api && h.correlation != 0)
+      launch_at[h.correlation] = h.start_ns;
+  }
+  // Launch times when the API calls were recorded (the host's step), else the kernels' starts.
+  auto time_of = [&](const GpuActivity* k) {
+    auto it = k->correlation != 0 ? launch_at.find(k->correlation) : launch_at.end();
+    return it != launch_at.end() ? it->second : k->start_ns;
+  };
+  std::vector<std::int64_t> result;
+  // A step runs from its first kernel's launch to the next step's: the last one seen whole
+  // has no next, so it is left out.
+  for (std::size_t s = 0; s <= period->steps; ++s) {
+    const std::size_t index = period->phase + s * period->period;
+    if (index < kernels.size()) result.push_back(time_of(kernels[index]));
+  }
+  if (result.size() < 2 || !std::is_sorted(result.begin(), result.end())) return {};
+  source = StepSource::kernel_period;
+  return result;
+}
+
+}  // namespace
+
+const char* copy_kind_name(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::host_to_device:
+      return "host_to_device";
+    case CopyKind::device_to_host:
+      return "device_to_host";
+    case CopyKind::device_to_device:
+      return "device_to_device";
+    case CopyKind::host_to_host:
+      return "host_to_host";
+    case CopyKind::peer:
+      return "peer";
+    case CopyKind::other:
+      return "other";
+  }
+  return "other";
+}
+
+const char* step_source_name(StepSource source) {
+  switch (source) {
+    case StepSource::none:
+      return "none";
+    case StepSource::marks:
+      return "marks";
+    case StepSource::range:
+      return "range";
+    case StepSource::kernel_period:
+      return "kernel_period";
+  }
+  return "none";
+}
+
+std::uint32_t Timeline::intern(const std::string& s) {
+  auto it = name_index.find(s);
+  if (it != name_index.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(names.size());
+  names.push_back(s);
+  name_index.emplace(s, id);
+  return id;
+}
+
+TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
+                       const SummaryOptions& options) {
+  TraceSummary s;
+  auto bounds = boundaries_from(t, options, s.step_source);
+  if (s.step_source == StepSource::none) bounds = boundaries_from_kernels(t, s.step_source);
+
+  // The span analysed: the steps' when there are steps, else the window (or what was recorded).
+  std::int64_t from = t.window_start_ns, to = t.window_end_ns;
+  if (to <= from) {
+    from = std::numeric_limits<std::int64_t>::max();
+    to = std::numeric_limits<std::int64_t>::min();
+    for (const GpuActivity& a : t.gpu)
+      from = std::min(from, a.start_ns), to = std::max(to, a.end_ns);
+    for (const HostInterval& h : t.host)
+      from = std::min(from, h.start_ns), to = std::max(to, h.end_ns);
+    if (to <= from) from = to = 0;
+  }
+  if (s.step_source != StepSource::none) from = bounds.front(), to = bounds.back();
+  s.window_s = static_cast<double>(to - from) * kNs;
+
+  std::vector<Interval> busy;
+  std::map<int, std::vector<const GpuActivity*>> by_device;
+  std::unordered_map<std::uint32_t, KernelClass> classes;
+  std::map<std::tuple<std::string, std::string, bool>, KernelTime> kernel_time;
+  std::unordered_map<std::uint32_t, TopKernel> top;
+  for (const GpuActivity& a : t.gpu) {
+    if (a.end_ns <= from || a.start_ns >= to) continue;
+    busy.push_back({std::max(a.start_ns, from), std::min(a.end_ns, to)});
+    by_device[a.device].push_back(&a);
+    const double seconds = static_cast<double>(a.end_ns - a.start_ns) * kNs;
+    if (a.kind == GpuActivity::Kind::kernel) {
+      ++s.kernels;
+      s.kernel_s += seconds;
+      if (a.graph) ++s.graph_kernels;
+      auto c = classes.find(a.name);
+      if (c == classes.end()) c = classes.emplace(a.name, classify_kernel(t.names[a.name])).first;
+      KernelTime& kt =
+          kernel_time[{kernel_kind_name(c->second.kind), math_precision_name(c->second.precision),
+                       c->second.tensor_cores}];
+      kt.kind = kernel_kind_name(c->second.kind);
+      kt.precision = math_precision_name(c->second.precision);
+      kt.tensor_cores = c->second.tensor_cores;
+      ++kt.count;
+      kt.seconds += seconds;
+      TopKernel& tk = top[a.name];
+      tk.name = t.names[a.name];
+      ++tk.count;
+      tk.seconds += seconds;
+    } else {
+      CopyStats& cs = s.copies[copy_key(a)];
+      ++cs.count;
+      cs.bytes += a.bytes;
+      cs.seconds += seconds;
+    }
+  }
+  const std::vector<Interval> merged = merge(busy);
+  s.gpu_busy_s = static_cast<double>(covered(merged, from, to)) * kNs;
+  s.gpu_busy_share = s.window_s > 0 ? s.gpu_busy_s / s.window_s : 0;
+  s.mean_kernel_s = s.kernels > 0 ? s.kernel_s / static_cast<double>(s.kernels) : 0;
+  for (auto& [key, kt] : kernel_time) s.kernel_time.push_back(kt);
+  std::sort(s.kernel_time.begin(), s.kernel_time.end(),
+            [](const KernelTime& a, const KernelTime& b) { return a.seconds > b.seconds; });
+  for (auto& [id, tk] : top) s.top_kernels.push_back(tk);
+  std::sort(s.top_kernels.begin(), s.top_kernels.end(),
+            [](const TopKernel& a, const TopKernel& b) { return a.seconds > b.seconds; });
+  if (s.top_kernels.size() > 10) s.top_kernels.resize(10);
+
+  s.idle = {{"<10us", 10e-6, 0, 0},
+            {"10us-100us", 100e-6, 0, 0},
+            {"100us-1ms", 1e-3, 0, 0},
+            {"1ms-10ms", 10e-3, 0, 0},
+            {">=10ms", std::numeric_limits<double>::infinity(), 0, 0}};
+  for (auto& [device, activities] : by_device) {
+    s.devices.push_back(device);
+    std::sort(activities.begin(), activities.end(),
+              [](const GpuActivity* a, const GpuActivity* b) { return a->start_ns < b->start_ns; });
+    // Idle and busy time add up to the span: the gaps at its two ends count too.
+    auto add_gap = [&s](std::int64_t gap_ns) {
+      if (gap_ns <= 0) return;
+      const double gap = static_cast<double>(gap_ns) * kNs;
+      for (IdleBucket& b : s.idle) {
+        if (gap < b.upper_s) {
+          ++b.gaps;
+          b.seconds += gap;
+          break;
+        }
+      }
+    };
+    std::int64_t busy_until = from;
+    for (const GpuActivity* a : activities) {
+      add_gap(a->start_ns - busy_until);
+      busy_until = std::max(busy_until, a->end_ns);
+    }
+    add_gap(to - busy_until);
+  }
+
+  for (const HostInterval& h : t.host) {
+    const std::int64_t inside = overlap(h.start_ns, h.end_ns, from, to);
+    if (h.kind == HostInterval::Kind::sync && h.start_ns >= from && h.start_ns < to) {
+      ++s.syncs;
+      s.sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
+    } else if (h.kind == HostInterval::Kind::data_wait) {
+      s.data_wait_s += static_cast<double>(inside) * kNs;
+    }
+  }
+
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+    StepStats st;
+    st.start_ns = bounds[i];
+    st.end_ns = bounds[i + 1];
+    st.wall_s = static_cast<double>(st.end_ns - st.start_ns) * kNs;
+    st.gpu_busy_s = static_cast<double>(covered(merged, st.start_ns, st.end_ns)) * kNs;
+    for (const GpuActivity& a : t.gpu) {
+      if (a.start_ns < st.start_ns || a.start_ns >= st.end_ns) continue;
+      if (a.kind == GpuActivity::Kind::kernel) {
+        ++st.kernels;
+        st.kernel_s += static_cast<double>(a.end_ns - a.start_ns) * kNs;
+      } else if (a.kind == GpuActivity::Kind::memcpy) {
+        ++st.copies;
+        st.copy_bytes += a.bytes;
+        st.pageable_copies += a.pageable ? 1 : 0;
+      }
+    }
+    for (const HostInterval& h : t.host) {
+      if (h.kind == HostInterval::Kind::data_wait) {
+        st.data_wait_s +=
+            static_cast<double>(overlap(h.start_ns, h.end_ns, st.start_ns, st.end_ns)) * kNs;
+      } else if (h.kind == HostInterval::Kind::sync && h.start_ns >= st.start_ns &&
+                 h.start_ns < st.end_ns) {
+        ++st.syncs;
+        st.sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
+      }
+    }
+    s.steps.push_back(st);
+  }
+  if (!s.steps.empty()) {
+    std::vector<double> walls;
+    for (const StepStats& st : s.steps) walls.push_back(st.wall_s);
+    s.step_median_s = percentile(walls, 0.5);
+    s.step_p10_s = percentile(walls, 0.1);
+    s.step_p90_s = percentile(walls, 0.9);
+  }
+
+  s.threads = threads;
+  for (const auto& [role, seconds] : cpu_by_role(threads))
+    s.cpu_s_by_role[role_name(role)] = seconds;
+  return s;
+}
+
+}  // namespace gpuscope::trace::detail

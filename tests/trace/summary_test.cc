@@ -1,0 +1,89 @@
+#include "trace/summary.h"
+
+#include <gtest/gtest.h>
+
+#include "trace/timeline_fixture.h"
+
+namespace gpuscope::trace::detail {
+namespace {
+
+TEST(TraceSummary, StepsFromMarksWithTheirBreakdown) {
+  Timeline t = starved_loop(6, true);
+  TraceSummary s = summarize(t, {}, {});
+  EXPECT_EQ(s.step_source, StepSource::marks);
+  ASSERT_EQ(s.steps.size(), 5u);  // six marks bound five whole steps
+  for (const StepStats& st : s.steps) {
+    EXPECT_NEAR(st.wall_s, 11e-3, 1e-9);
+    EXPECT_NEAR(st.data_wait_s, 8e-3, 1e-9);
+    EXPECT_NEAR(st.gpu_busy_s, 2.92e-3, 1e-9);
+    EXPECT_EQ(st.kernels, 4u);
+    EXPECT_EQ(st.copies, 1u);
+    EXPECT_EQ(st.pageable_copies, 1u);
+  }
+  ASSERT_TRUE(s.step_median_s.has_value());
+  EXPECT_NEAR(*s.step_median_s, 11e-3, 1e-9);
+  EXPECT_NEAR(s.gpu_busy_share, 2.92 / 11.0, 1e-6);
+  EXPECT_NEAR(s.data_wait_s, 5 * 8e-3, 1e-9);
+  ASSERT_TRUE(s.copies.count("host_to_device pageable"));
+  EXPECT_EQ(s.copies["host_to_device pageable"].count, 5u);
+  EXPECT_EQ(s.copies["host_to_device pageable"].bytes, 5ull * (64 << 20));
+  // Gaps: 20 us between kernels (three a step) and from the last kernel to the last mark; 8 ms
+  // waiting for data from the first mark, 8.02 ms between steps. Idle and busy fill the span.
+  EXPECT_EQ(s.idle[1].gaps, 16u);  // 10us-100us
+  EXPECT_EQ(s.idle[3].gaps, 5u);   // 1ms-10ms
+  EXPECT_NEAR(s.idle[3].seconds, 8e-3 + 4 * 8.02e-3, 1e-6);
+  double idle = 0;
+  for (const IdleBucket& b : s.idle) idle += b.seconds;
+  EXPECT_NEAR(idle + s.gpu_busy_s, s.window_s, 1e-9);
+}
+
+TEST(TraceSummary, KernelTimeByKindPrecisionAndTensorCores) {
+  TraceSummary s = summarize(starved_loop(6, true), {}, {});
+  bool bf16_tensor = false, fp32_simt = false;
+  for (const KernelTime& k : s.kernel_time) {
+    if (k.kind == "gemm" && k.precision == "bf16" && k.tensor_cores) bf16_tensor = true;
+    if (k.kind == "gemm" && k.precision == "fp32" && !k.tensor_cores) fp32_simt = true;
+  }
+  EXPECT_TRUE(bf16_tensor);
+  EXPECT_TRUE(fp32_simt);
+  EXPECT_EQ(s.kernels, 20u);
+  EXPECT_NEAR(s.mean_kernel_s, 480e-6, 1e-9);
+  ASSERT_FALSE(s.top_kernels.empty());
+  EXPECT_EQ(s.top_kernels.front().count, 5u);
+}
+
+TEST(TraceSummary, WithoutMarksStepsComeFromTheKernelPeriodAtLaunchTimes) {
+  Timeline t = starved_loop(8, false);
+  TraceSummary s = summarize(t, {}, {});
+  EXPECT_EQ(s.step_source, StepSource::kernel_period);
+  ASSERT_GE(s.steps.size(), 6u);
+  for (const StepStats& st : s.steps) EXPECT_NEAR(st.wall_s, 11e-3, 1e-9);
+  // The boundary is the first kernel's launch (5 us before it starts), after the long gap.
+  EXPECT_EQ(s.steps.front().start_ns, 1000 * kMs + 9 * kMs - 5 * kUs);
+}
+
+TEST(TraceSummary, AUserRangeDefinesTheSteps) {
+  Timeline t = starved_loop(4, false);
+  const std::uint32_t range = t.intern("train_step");
+  for (int s = 0; s < 4; ++s) {
+    const std::int64_t t0 = 1000 * kMs + s * 11 * kMs;
+    t.host.push_back({HostInterval::Kind::range, 100, 100, t0, t0 + 10 * kMs, range, 0});
+  }
+  SummaryOptions o;
+  o.step_range = "train_step";
+  TraceSummary s = summarize(t, {}, o);
+  EXPECT_EQ(s.step_source, StepSource::range);
+  ASSERT_EQ(s.steps.size(), 4u);
+  EXPECT_NEAR(s.steps.back().wall_s, 10e-3, 1e-9);  // the last one ends with its range
+}
+
+TEST(TraceSummary, AnEmptyTimelineIsAnEmptySummary) {
+  TraceSummary s = summarize(Timeline{}, {}, {});
+  EXPECT_EQ(s.step_source, StepSource::none);
+  EXPECT_TRUE(s.steps.empty());
+  EXPECT_EQ(s.kernels, 0u);
+  EXPECT_EQ(s.gpu_busy_share, 0);
+}
+
+}  // namespace
+}  // namespace gpuscope::trace::detail

@@ -1,0 +1,53 @@
+// Timelines built by hand for the trace analysis tests.
+#pragma once
+
+#include "trace/timeline.h"
+
+namespace gpuscope::trace::detail {
+
+constexpr std::int64_t kMs = 1'000'000;
+constexpr std::int64_t kUs = 1'000;
+
+// A data-starved loop: each 11 ms step waits 8 ms for its batch, copies it from pageable memory
+// (1 ms), then runs four kernels (0.48 ms each, 20 us apart) and marks the step.
+inline Timeline starved_loop(int steps, bool with_marks) {
+  Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t wait = t.intern("gpuscope.data_wait");
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  const std::uint32_t launch = t.intern("cudaLaunchKernel");
+  const std::uint32_t kernels[] = {t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT"),
+                                   t.intern("ampere_sgemm_128x64_nn"),
+                                   t.intern("vectorized_elementwise_kernel<4, add>"),
+                                   t.intern("multi_tensor_apply_kernel<FusedAdam>")};
+  std::uint64_t correlation = 1;
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t t0 = 1000 * kMs + s * 11 * kMs;
+    t.host.push_back({HostInterval::Kind::data_wait, 100, 100, t0, t0 + 8 * kMs, wait, 0});
+    GpuActivity copy;
+    copy.kind = GpuActivity::Kind::memcpy;
+    copy.copy = CopyKind::host_to_device;
+    copy.pageable = true;
+    copy.bytes = 64 << 20;
+    copy.start_ns = t0 + 8 * kMs;
+    copy.end_ns = t0 + 9 * kMs;
+    t.gpu.push_back(copy);
+    std::int64_t at = t0 + 9 * kMs;
+    for (std::uint32_t k : kernels) {
+      t.host.push_back(
+          {HostInterval::Kind::api, 100, 100, at - 5 * kUs, at - 2 * kUs, launch, correlation});
+      GpuActivity a;
+      a.kind = GpuActivity::Kind::kernel;
+      a.name = k;
+      a.start_ns = at;
+      a.end_ns = at + 480 * kUs;
+      a.correlation = correlation++;
+      t.gpu.push_back(a);
+      at += 500 * kUs;
+    }
+    if (with_marks) t.marks.push_back({100, 100, t0 + 11 * kMs - 1, mark});
+  }
+  return t;
+}
+
+}  // namespace gpuscope::trace::detail
