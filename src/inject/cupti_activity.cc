@@ -73,10 +73,7 @@ class CuptiBackend final : public ActivityBackend {
     *size = 0;
     *max_records = 0;
     std::lock_guard lock(pool_mutex_);
-    if (outstanding_ >= kMaxBuffers) {
-      ++refused_;
-      return;
-    }
+    if (outstanding_ >= kMaxBuffers) return;
     void* memory = nullptr;
     if (!free_.empty()) {
       memory = free_.back();
@@ -105,7 +102,7 @@ class CuptiBackend final : public ActivityBackend {
           dropped != 0) {
         session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
           JsonLine line(scratch, "dropped");
-          line.s("reason", "cupti_buffers").u("total", dropped).u("ts", now_ns());
+          line.s("reason", "cupti_buffers").u("count", dropped).u("ts", now_ns());
           writer.append(line.end(), RecordKind::other, /*forced=*/true);
         });
       }
@@ -135,7 +132,6 @@ class CuptiBackend final : public ActivityBackend {
   std::mutex pool_mutex_;
   std::vector<void*> free_;
   size_t outstanding_ = 0;
-  uint64_t refused_ = 0;
 };
 
 CuptiBackend* g_backend = nullptr;

@@ -120,6 +120,7 @@ void payload_field(JsonLine& line, const nvtxEventAttributes_t* attr) {
 Session* session_for_thread() {
   Session* session = Session::existing();
   if (session == nullptr) return nullptr;
+  session->ensure_open();
   const pid_t pid = session->pid();
   if (t_stack.pid != pid) {
     t_stack.pid = pid;

@@ -185,6 +185,7 @@ void Session::write_header(const char* started_by, pid_t parent) {
 }
 
 void Session::on_step(uint64_t ts, uint32_t tid) noexcept {
+  ensure_open();
   try {
     std::lock_guard lock(window_mutex_);
     window_.count_step();
@@ -199,6 +200,7 @@ void Session::on_step(uint64_t ts, uint32_t tid) noexcept {
 }
 
 void Session::attach_backend(ActivityBackend* backend) noexcept {
+  ensure_open();
   try {
     std::lock_guard lock(window_mutex_);
     backend_ = backend;
@@ -247,7 +249,7 @@ void Session::flush_all(bool forced_cupti) noexcept {
 
 void Session::finish(const char* reason) noexcept {
   try {
-    if (getpid() != pid_) return;
+    if (getpid() != pid_ || child_pending_.load()) return;
     {
       std::lock_guard lock(writer_.mutex());
       if (finished_) return;
@@ -382,8 +384,10 @@ void Session::after_fork_parent() noexcept {
 }
 
 void Session::after_fork_child() noexcept {
-  // One thread lives on, holding both mutexes (prepare_fork): the state is ours to rewrite.
-  const pid_t parent = pid_;
+  // One thread lives on, holding both mutexes (prepare_fork): the state is ours to rewrite. The
+  // child's file waits for its first record (ensure_open), so a child that only execs (or a
+  // DataLoader worker that records nothing) leaves no file and starts no thread.
+  parent_pid_ = pid_;
   pid_ = getpid();
   origin_ns_ = now_ns();
   if (backend_ != nullptr) backend_->forget_after_fork();
@@ -392,17 +396,29 @@ void Session::after_fork_child() noexcept {
       Window(WindowSettings{config_.skip_steps, config_.steps, config_.skip_s, config_.duration_s},
              origin_ns_);
   finished_ = false;
+  flusher_running_.store(false);
+  child_pending_.store(true);
   writer_.mutex().unlock();
-  const bool opened = open_file();
-  if (!opened) {
-    std::lock_guard lock(writer_.mutex());
-    finished_ = true;
-  } else {
-    write_header("fork", parent);
-    advance_window(origin_ns_);
-  }
   window_mutex_.unlock();
-  if (opened) start_flusher();
+}
+
+void Session::ensure_open() noexcept {
+  if (!child_pending_.load(std::memory_order_acquire)) return;
+  try {
+    std::lock_guard window_lock(window_mutex_);
+    if (!child_pending_.load()) return;
+    const bool opened = open_file();
+    if (!opened) {
+      std::lock_guard lock(writer_.mutex());
+      finished_ = true;
+    } else {
+      write_header("fork", parent_pid_);
+      advance_window(now_ns());
+    }
+    child_pending_.store(false, std::memory_order_release);
+    if (opened) start_flusher();
+  } catch (...) {
+  }
 }
 
 }  // namespace gpuscope::inject

@@ -38,6 +38,10 @@ class Session {
 
   const Config& config() const { return config_; }
 
+  // In a fork child, creates the child's file on its first record. Every entry point calls it
+  // before recording. REQUIRES: the window's mutex not held.
+  void ensure_open() noexcept;
+
   // Runs `write(writer, scratch)` under the writer's lock, unless the session has finished.
   template <typename F>
   void with_writer(F&& write) noexcept {
@@ -98,6 +102,8 @@ class Session {
   Window window_;
   ActivityBackend* backend_ = nullptr;
 
+  pid_t parent_pid_ = 0;
+  std::atomic<bool> child_pending_{false};  // a fork child whose file is not open yet
   std::atomic<bool> flush_requested_{false};
   std::atomic<bool> flusher_running_{false};
   std::atomic<bool> stop_flusher_{false};

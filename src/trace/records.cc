@@ -220,7 +220,7 @@ bool apply(const json& r, ProcessTrace& trace) {
     trace.cupti.errors.push_back(str(r, "call") + " " + str(r, "kind") + ": " + str(r, "error"));
   } else if (type == "dropped") {
     if (str(r, "reason") == "cupti_buffers") {
-      trace.dropped_cupti += u64(r, "total");
+      trace.dropped_cupti += u64(r, "count");
     } else {
       for (const auto& [key, value] : r.items()) {
         if (key == "t" || key == "reason" || key == "total" || !value.is_number()) continue;

@@ -22,7 +22,9 @@ struct Traced {
   std::string dir;
 };
 
-Traced run_app(const std::string& name, const std::string& args, const std::string& env = "") {
+// Runs nvtx_app ARGS with the library and reads the run folder back (unless `read` is false).
+Traced run_app(const std::string& name, const std::string& args, const std::string& env = "",
+               bool read = true) {
   Traced traced;
   traced.dir = testing::scratch_dir("inject") + "/" + std::to_string(getpid()) + "-" + name;
   std::filesystem::remove_all(traced.dir);
@@ -31,6 +33,7 @@ Traced run_app(const std::string& name, const std::string& args, const std::stri
                               " NVTX_INJECTION64_PATH=" GPUSCOPE_INJECT_LIB " " + env + " " +
                               GPUSCOPE_NVTX_APP " " + args;
   traced.run = testing::run_captured(command, traced.dir + "/run");
+  if (!read) return traced;
   auto traces = read_trace_dir(traced.dir);
   EXPECT_TRUE(traces.ok()) << traces.status().to_string();
   if (traces.ok()) traced.traces = std::move(traces).value();
@@ -156,16 +159,26 @@ TEST(InjectionProcess, StepWindowCoversTheConfiguredSteps) {
 }
 
 TEST(InjectionProcess, AFloodOfRecordsKeepsMemoryBounded) {
-  constexpr long kMarks = 400000;  // about 25 MB of records
-  const Traced t = run_app("flood", "flood " + std::to_string(kMarks));
+  constexpr long kMarks = 200000;  // about 10 MB of records
+  const Traced t = run_app("flood", "flood " + std::to_string(kMarks), "", /*read=*/false);
   ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
   long before = 0, after = 0;
   ASSERT_EQ(
       std::sscanf(t.run.out.c_str(), "peak_kb_before %ld\npeak_kb_after %ld", &before, &after), 2);
-  EXPECT_LT(after - before, 8 * 1024) << "peak memory grew by " << after - before << " kB";
-  ASSERT_EQ(t.traces.size(), 1u);
-  EXPECT_EQ(t.traces[0].marks.size(), static_cast<size_t>(kMarks) + 1);
-  EXPECT_EQ(t.traces[0].dropped_total(), 0u);
+  EXPECT_LT(after - before, 4 * 1024) << "peak memory grew by " << after - before << " kB";
+  // Every mark reached the file (counted without the reader: 10 MB is slow to parse in Debug).
+  size_t marks = 0, files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(t.dir)) {
+    if (entry.path().extension() != ".jsonl") continue;
+    ++files;
+    const std::string text = testing::slurp(entry.path().string());
+    for (size_t pos = 0; (pos = text.find("{\"t\":\"mark\"", pos)) != std::string::npos; ++pos) {
+      ++marks;
+    }
+    EXPECT_NE(text.find("{\"t\":\"end\""), std::string::npos);
+  }
+  EXPECT_EQ(files, 1u);
+  EXPECT_EQ(marks, static_cast<size_t>(kMarks) + 1);
 }
 
 TEST(InjectionProcess, TheSizeCapDropsRecordsAndCountsThem) {
@@ -225,6 +238,14 @@ TEST(InjectionProcess, AForkBeforeAnyRecordGivesEachProcessItsFile) {
   }
   EXPECT_EQ(parents, 1);
   EXPECT_EQ(children, 1);
+}
+
+TEST(InjectionProcess, AForkChildThatRecordsNothingLeavesNoFile) {
+  const Traced t = run_app("fork-silent", "fork-silent");
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  ASSERT_EQ(t.traces.size(), 1u);
+  EXPECT_NE(find_mark(t.traces[0], "parent-only"), nullptr);
+  EXPECT_EQ(t.traces[0].forks_ns.size(), 1u);
 }
 
 TEST(InjectionProcess, AProgramWithoutCudaOrNvtxRunsUnchanged) {

@@ -9,6 +9,7 @@
 //   nvtx_app sigterm-own    installs its own SIGTERM handler first (prints, exits 42)
 //   nvtx_app sigkill        a mark, 1 s of sleep, then SIGKILL to itself
 //   nvtx_app fork-first     forks before any NVTX call; both processes record
+//   nvtx_app fork-silent    records, then forks a child that records nothing and execs true
 //   nvtx_app plain          no NVTX at all: prints "plain" and exits 3
 //   nvtx_app cuda-init LIB  calls LIB's InitializeInjection (no GPU here), then a mark
 #include <dlfcn.h>
@@ -139,6 +140,18 @@ int fork_first() {
   return 0;
 }
 
+int fork_silent() {
+  nvtxMarkA("parent-only");
+  const pid_t child = fork();
+  if (child == 0) {
+    execl("/bin/true", "true", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int cuda_init(const char* library) {
   void* handle = dlopen(library, RTLD_NOW);
   if (handle == nullptr) {
@@ -163,6 +176,7 @@ int main(int argc, char** argv) {
   if (mode == "sigterm-own") return sigterm(true);
   if (mode == "sigkill") return sigkill();
   if (mode == "fork-first") return fork_first();
+  if (mode == "fork-silent") return fork_silent();
   if (mode == "cuda-init" && argc > 2) return cuda_init(argv[2]);
   if (mode == "plain") {
     std::puts("plain");

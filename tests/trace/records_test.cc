@@ -78,7 +78,7 @@ TEST(TraceRecords, ReadsEveryRecordType) {
       "\n"
       R"({"t":"fork","ts":1800,"tid":7})"
       "\n"
-      R"({"t":"dropped","reason":"cupti_buffers","total":12,"ts":1})"
+      R"({"t":"dropped","reason":"cupti_buffers","count":12,"ts":1})"
       "\n"
       R"({"t":"dropped","reason":"max_bytes","kernel":3,"total":3})"
       "\n"
