@@ -57,7 +57,7 @@ build_library() {
     lib="$build/libgpuscope_inject.so"
     g++ -std=c++20 -O2 -g -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden \
       -Isrc -I"$cuda/include" src/inject/*.cc -L"$cuda/lib64" -lcupti -ldl -lpthread \
-      -Wl,-rpath,"$cuda/lib64" -static-libstdc++ -static-libgcc -Wl,--exclude-libs,ALL \
+      -Wl,-rpath,"$cuda/lib64" -Wl,-z,now -static-libstdc++ -static-libgcc -Wl,--exclude-libs,ALL \
       -Wl,--version-script=src/inject/exports.map -o "$lib"
     echo "built $lib with g++"
   fi
