@@ -1,0 +1,53 @@
+// What gpuscope asks of the injection library, read once from the environment.
+//
+//   GPUSCOPE_TRACE_DIR          the run folder (required: without it the library records nothing)
+//   GPUSCOPE_TRACE_SKIP_STEPS   steps before the recording window opens
+//   GPUSCOPE_TRACE_STEPS        steps the window covers
+//   GPUSCOPE_TRACE_SKIP_S       seconds (after the library started in the process) before it opens
+//   GPUSCOPE_TRACE_DURATION_S   seconds the window stays open
+//   GPUSCOPE_TRACE_STEP_MARK    the NVTX mark message that ends a step ("gpuscope.step")
+//   GPUSCOPE_TRACE_MAX_BYTES    cap on one process's record file (0 or unset: none)
+//   GPUSCOPE_TRACE_FLUSH_MS     how often buffered records reach the file (500)
+//   GPUSCOPE_TRACE_KINDS        CUPTI activity kinds recorded in the window, comma-separated, of
+//                               kernel,memcpy,memset,runtime,driver,sync,overhead (all)
+// docs/trace-records.md describes how the window settings combine.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuscope::inject {
+
+enum ActivityKindBit : uint32_t {
+  kKernelBit = 1u << 0,
+  kMemcpyBit = 1u << 1,
+  kMemsetBit = 1u << 2,
+  kRuntimeBit = 1u << 3,
+  kDriverBit = 1u << 4,
+  kSyncBit = 1u << 5,
+  kOverheadBit = 1u << 6,
+  kAllKindBits = (1u << 7) - 1,
+};
+
+struct Config {
+  std::string dir;
+  std::optional<uint64_t> skip_steps;
+  std::optional<uint64_t> steps;
+  std::optional<double> skip_s;
+  std::optional<double> duration_s;
+  std::string step_mark = "gpuscope.step";
+  uint64_t max_bytes = 0;  // 0: no cap
+  uint32_t flush_ms = 500;
+  uint32_t kinds = kAllKindBits;
+  std::vector<std::string> errors;  // "GPUSCOPE_TRACE_STEPS: not a number" (the value is ignored)
+};
+
+// `getenv` is a parameter so tests can hand in their own environment.
+Config read_config(const char* (*getenv_fn)(const char*));
+
+// "kernel,memcpy,..." for the header.
+std::string kind_list(uint32_t kinds);
+
+}  // namespace gpuscope::inject

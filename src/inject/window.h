@@ -1,0 +1,56 @@
+// The recording window: when CUPTI activity is recorded in a process. Pure logic (no clock, no
+// CUPTI) so tests can drive it step by step.
+//
+// One window per process. Step settings (skip_steps, steps) count the step marks; time settings
+// (skip_s, duration_s) count seconds from the library's start in the process. It opens at the
+// first of: `skip_steps` steps seen, `skip_s` seconds passed (each only if that kind of setting
+// is given); with no setting at all it opens at once and covers the whole run. It closes at the
+// first of: `steps` steps inside it, `duration_s` seconds inside it, or the process ending.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace gpuscope::inject {
+
+struct WindowSettings {
+  std::optional<uint64_t> skip_steps = {};
+  std::optional<uint64_t> steps = {};
+  std::optional<double> skip_s = {};
+  std::optional<double> duration_s = {};
+};
+
+enum class WindowState { before, open, closed };
+
+struct WindowEvent {
+  enum Kind { none, opened, closed } kind = none;
+  const char* reason = "";  // opened: "always", "steps", "time"; closed: "steps", "duration", ...
+  uint64_t step = 0;        // steps seen when it happened (the first step inside / after)
+};
+
+class Window {
+ public:
+  Window(WindowSettings settings, uint64_t origin_ns);
+
+  // A step mark: one more step finished.
+  void count_step() { ++steps_seen_; }
+
+  // At most one transition due at `now_ns`; call until it returns `none`.
+  WindowEvent advance(uint64_t now_ns);
+
+  // Closes an open window for a reason outside the settings ("exit", "signal", ...).
+  WindowEvent close(uint64_t now_ns, const char* reason);
+
+  WindowState state() const { return state_; }
+  uint64_t steps_seen() const { return steps_seen_; }
+
+ private:
+  WindowSettings settings_;
+  uint64_t origin_ns_;
+  WindowState state_ = WindowState::before;
+  uint64_t steps_seen_ = 0;
+  uint64_t open_step_ = 0;
+  uint64_t open_ns_ = 0;
+};
+
+}  // namespace gpuscope::inject
