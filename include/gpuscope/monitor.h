@@ -8,11 +8,13 @@
 //   summary_to_json
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuscope/nvml.h"
@@ -128,6 +130,12 @@ struct MonitorOptions {
   // The command's stdout lines go to `err` instead of being inherited: `monitor --json -- CMD`
   // keeps stdout for the JSON document alone, so that it can be piped.
   bool command_stdout_to_err = false;
+  // Set in the command's environment on top of this process's (trace's injection library).
+  std::vector<std::pair<std::string, std::string>> command_env;
+  // Called about every `while_running_interval_s` on the session's thread while the command
+  // runs, with its pid (trace reads its threads' CPU time); not while the live view is shown.
+  std::function<void(pid_t command_pid)> while_running;
+  double while_running_interval_s = 0.5;
 };
 
 struct CommandOutcome {

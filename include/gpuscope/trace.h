@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "gpuscope/monitor.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::trace {
@@ -187,5 +190,64 @@ Result<ProcessTrace> read_process_trace(const std::filesystem::path& file);
 // Every record file (gpuscope-trace-*.jsonl) in `dir`, in pid order. Fails: io_error (no such
 // folder), or the first file that fails.
 Result<std::vector<ProcessTrace>> read_trace_dir(const std::filesystem::path& dir);
+
+}  // namespace gpuscope::trace
+
+// ---------------------------------------------------------------------------------------------
+// `gpuscope trace -- CMD`: run a command with the injection library (and, for Python, the step
+// shim), sample the GPUs and the command's threads while it runs, then read what was recorded
+// and write the run folder: trace.json (Chrome Trace Event format), summary.json, telemetry.jsonl
+// and the record files.
+
+namespace gpuscope::trace {
+
+struct TraceOptions {
+  std::vector<std::string> command;  // run directly, no shell
+  std::filesystem::path out_dir;     // created; refused when it holds a trace already
+  // The recording window: it opens after skip_steps steps, or after skip_s seconds when the
+  // program marks no steps, and stays open for `steps` steps (or duration_s seconds).
+  // whole_run: open from the start to the end (every kernel of the run is recorded).
+  std::uint64_t skip_steps = 10;
+  double skip_s = 20;
+  std::uint64_t steps = 50;
+  double duration_s = 10;
+  bool whole_run = false;
+  std::optional<std::string> step_range;  // a user's NVTX range that spans one step
+  bool shim = true;                       // put the Python step shim first on PYTHONPATH
+  std::vector<std::string> gpus;          // sampled GPUs (empty: all)
+  int interval_ms = 100;
+  std::size_t max_trace_events = 1'000'000;  // trace.json's cap
+  bool command_stdout_to_err = false;        // --json: stdout holds the JSON document alone
+  // Where the injection library and the shim are (empty: found next to the gpuscope binary,
+  // in the build tree, or through GPUSCOPE_INJECT_LIBRARY / GPUSCOPE_SHIM_DIR).
+  std::string inject_library, shim_dir;
+};
+
+struct TraceRun {
+  std::filesystem::path out_dir;
+  telemetry::MonitorResult monitor;  // the command's exit and the GPUs' telemetry
+  std::size_t processes_traced = 0;
+  std::vector<std::string> notes;  // what a reader must know: CUPTI taken, killed, ...
+  nlohmann::json summary;          // summary.json's content ("kind": "gpuscope.trace")
+  std::size_t trace_events = 0, trace_events_dropped = 0;
+};
+
+// Checks the options and the folder before anything runs: invalid_argument (no command, a
+// window of no length), io_error (a folder that cannot be made or written, or that holds a
+// trace already), not_found (the injection library is missing). Then runs the command to its
+// end (signals forwarded, as `monitor -- CMD`) and analyses what was recorded. A command that
+// used no GPU still gets its summary, saying so.
+Result<TraceRun> run_trace(const nvml::Session& session, const TraceOptions& options,
+                           std::ostream& out, std::ostream& err);
+
+// Analyses a trace folder again (without running anything): summary.json's content.
+Result<nlohmann::json> analyse_trace_dir(const std::filesystem::path& dir,
+                                         std::optional<std::string> step_range);
+
+// The summary for people: the window, steps, GPU busy share, where GPU time went, idle gaps,
+// copies, syncs, data wait, CPU by thread, and what was written.
+void print_trace(const TraceRun& run, std::ostream& out);
+
+inline constexpr int kTraceSchemaVersion = 1;
 
 }  // namespace gpuscope::trace

@@ -225,6 +225,16 @@ void start_cupti(Session& session) noexcept {
                    "cuptiActivityRegisterTimestampCallback: " + cupti_error_name(r));
       return;
     }
+    // API records name their thread by the kernel's thread id, as NVTX records and /proc do
+    // (CUPTI's default is pthread_self(), which matches nothing else; seen on the H100).
+    if (const CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+        r != CUPTI_SUCCESS) {
+      session.with_writer([&](RecordWriter& writer, std::string& scratch) {
+        JsonLine line(scratch, "cupti_error");
+        line.s("call", "cuptiSetThreadIdType").s("kind", "").s("error", cupti_error_name(r));
+        writer.append(line.end(), RecordKind::other);
+      });
+    }
     auto* backend = new CuptiBackend(session);  // lives as long as the process
     g_backend = backend;
     if (const CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);

@@ -110,10 +110,12 @@ class Warnings {
 // The observed command, started and waited for on its own thread.
 class Command {
  public:
-  Status start(const std::vector<std::string>& argv, detail::LiveState* live, std::ostream& out,
-               std::ostream* stdout_to) {
+  Status start(const std::vector<std::string>& argv,
+               const std::vector<std::pair<std::string, std::string>>& env, detail::LiveState* live,
+               std::ostream& out, std::ostream* stdout_to) {
     ProcessOptions po;
     po.argv = argv;
+    po.set_env = env;
     po.own_process_group = true;  // a terminal's Ctrl-C reaches us, and we forward it once
     po.forward_interrupts = true;
     po.linger_seconds = 0.5;
@@ -228,8 +230,8 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
 
   Command command;
   if (with_command) {
-    Status started_ok =
-        command.start(o.command, live.get(), out, o.command_stdout_to_err ? &err : nullptr);
+    Status started_ok = command.start(o.command, o.command_env, live.get(), out,
+                                      o.command_stdout_to_err ? &err : nullptr);
     if (!started_ok.ok()) {
       sampler->stop();
       (void)recorder.finish(std::chrono::duration<double>(Clock::now() - started).count());
@@ -262,7 +264,15 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
       keep_waiting = false;  // 'q' ends a session without a command
     }
   }
-  while (keep_waiting && !should_stop()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Clock::time_point last_call = Clock::now();
+  while (keep_waiting && !should_stop()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (with_command && o.while_running &&
+        Clock::now() - last_call >= std::chrono::duration<double>(o.while_running_interval_s)) {
+      last_call = Clock::now();
+      o.while_running(command.pid());
+    }
+  }
 
   sampler->stop();
   const double wall_s = std::chrono::duration<double>(Clock::now() - started).count();

@@ -182,7 +182,27 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
                        const SummaryOptions& options) {
   TraceSummary s;
   auto bounds = boundaries_from(t, options, s.step_source);
-  if (s.step_source == StepSource::none) bounds = boundaries_from_kernels(t, s.step_source);
+  if (s.step_source == StepSource::none) {
+    bounds = boundaries_from_kernels(t, s.step_source);
+  } else {
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      s.all_step_s.push_back(static_cast<double>(bounds[i + 1] - bounds[i]) * kNs);
+    }
+    // Only the steps inside the window have GPU records: those are the ones broken down.
+    if (t.window_end_ns > t.window_start_ns) {
+      std::vector<std::int64_t> inside;
+      for (std::size_t i = 0; i < bounds.size(); ++i) {
+        if (bounds[i] < t.window_start_ns || bounds[i] > t.window_end_ns) continue;
+        if (inside.empty()) s.first_traced_step = i;
+        inside.push_back(bounds[i]);
+      }
+      bounds = std::move(inside);
+      if (bounds.size() < 2) {
+        s.step_source = StepSource::none;
+        bounds = boundaries_from_kernels(t, s.step_source);
+      }
+    }
+  }
 
   // The span analysed: the steps' when there are steps, else the window (or what was recorded).
   std::int64_t from = t.window_start_ns, to = t.window_end_ns;

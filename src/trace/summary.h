@@ -66,8 +66,14 @@ struct TopKernel {
 struct TraceSummary {
   double window_s = 0;
   StepSource step_source = StepSource::none;
+  // The steps inside the trace window, each with its breakdown; step k of `steps` is step
+  // `first_traced_step` + k of the run.
   std::vector<StepStats> steps;
+  std::size_t first_traced_step = 0;
   std::optional<double> step_median_s, step_p10_s, step_p90_s;
+  // Every step the marks bound, traced or not (marks cost next to nothing, so the untraced
+  // steps show what tracing cost and how the run went before and after the window).
+  std::vector<double> all_step_s;
 
   double gpu_busy_s = 0;
   double gpu_busy_share = 0;  // of the window (of the steps' span when there are steps)

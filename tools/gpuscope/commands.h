@@ -23,6 +23,8 @@ void add_monitor_command(CLI::App& app, Runner& runner);
 void add_report_command(CLI::App& app, Runner& runner);
 // Adds `study`.
 void add_study_command(CLI::App& app, Runner& runner);
+// Adds `trace`.
+void add_trace_command(CLI::App& app, Runner& runner);
 
 // Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
 int report_error(const Status& status);

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   gpuscope::cli::add_monitor_command(app, runner);
   gpuscope::cli::add_report_command(app, runner);
   gpuscope::cli::add_study_command(app, runner);
+  gpuscope::cli::add_trace_command(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

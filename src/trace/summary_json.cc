@@ -1,0 +1,289 @@
+#include "trace/summary_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpuscope::trace::detail {
+namespace {
+
+using nlohmann::json;
+
+json step_json(const StepStats& s) {
+  return {{"wall_s", s.wall_s},
+          {"gpu_busy_s", s.gpu_busy_s},
+          {"data_wait_s", s.data_wait_s},
+          {"sync_s", s.sync_s},
+          {"syncs", s.syncs},
+          {"kernels", s.kernels},
+          {"kernel_s", s.kernel_s},
+          {"copies", s.copies},
+          {"copy_bytes", s.copy_bytes},
+          {"pageable_copies", s.pageable_copies}};
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string ms(double seconds) {
+  return fmt::format("{:.3f} ms", seconds * 1e3);
+}
+std::string pct(double share) {
+  return fmt::format("{:.1f} %", share * 100);
+}
+
+std::string bytes(double b) {
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.1f} kB", b / 1e3);
+  return fmt::format("{:.0f} B", b);
+}
+
+}  // namespace
+
+json summary_to_json(const TraceSummary& s, const Timeline& t,
+                     const std::vector<ProcessTrace>& processes) {
+  json j;
+  j["kind"] = "gpuscope.trace";
+  j["schema_version"] = kTraceSchemaVersion;
+  j["window"] = {{"seconds", s.window_s}};
+  for (const ProcessTrace& p : processes) {
+    if (static_cast<pid_t>(p.header.pid) != t.main_pid) continue;
+    json w;
+    if (!p.window.begin_reason.empty()) w["begin_reason"] = p.window.begin_reason;
+    if (!p.window.end_reason.empty()) w["end_reason"] = p.window.end_reason;
+    if (p.window.first_step) w["first_step"] = *p.window.first_step;
+    if (p.window.end_step) w["end_step"] = *p.window.end_step;
+    w["opened"] = p.window.begin_ns.has_value();
+    w["seconds"] = s.window_s;
+    j["window"] = w;
+  }
+
+  json steps = {{"source", step_source_name(s.step_source)},
+                {"traced", s.steps.size()},
+                {"first_traced", s.first_traced_step},
+                {"marked", s.all_step_s.size()}};
+  if (s.step_median_s) {
+    steps["median_s"] = *s.step_median_s;
+    steps["p10_s"] = *s.step_p10_s;
+    steps["p90_s"] = *s.step_p90_s;
+  }
+  if (!s.all_step_s.empty()) {
+    // Steps outside the window: what the run costs untraced (marks only).
+    std::vector<double> outside;
+    for (std::size_t i = 0; i < s.all_step_s.size(); ++i) {
+      const bool inside = i >= s.first_traced_step && i < s.first_traced_step + s.steps.size();
+      if (!inside) outside.push_back(s.all_step_s[i]);
+    }
+    steps["marked_median_s"] = median(s.all_step_s);
+    if (!outside.empty()) steps["untraced_median_s"] = median(outside);
+  }
+  json per_step = json::array();
+  for (const StepStats& st : s.steps) per_step.push_back(step_json(st));
+  steps["per_step"] = per_step;
+  j["steps"] = steps;
+
+  const double n_steps = static_cast<double>(s.steps.size());
+  json gpu = {{"busy_s", s.gpu_busy_s},
+              {"busy_share", s.gpu_busy_share},
+              {"kernels", s.kernels},
+              {"kernel_s", s.kernel_s},
+              {"mean_kernel_s", s.mean_kernel_s},
+              {"graph_kernels", s.graph_kernels},
+              {"devices", s.devices}};
+  if (n_steps > 0) gpu["kernels_per_step"] = static_cast<double>(s.kernels) / n_steps;
+  json kernel_time = json::array();
+  for (const KernelTime& k : s.kernel_time) {
+    kernel_time.push_back({{"kind", k.kind},
+                           {"precision", k.precision},
+                           {"tensor_cores", k.tensor_cores},
+                           {"count", k.count},
+                           {"seconds", k.seconds},
+                           {"share_of_kernel_time", s.kernel_s > 0 ? k.seconds / s.kernel_s : 0}});
+  }
+  gpu["kernel_time"] = kernel_time;
+  json top = json::array();
+  for (const TopKernel& k : s.top_kernels) {
+    top.push_back({{"name", k.name}, {"count", k.count}, {"seconds", k.seconds}});
+  }
+  gpu["top_kernels"] = top;
+  json idle = json::array();
+  for (const IdleBucket& b : s.idle) {
+    idle.push_back({{"gap", b.label}, {"gaps", b.gaps}, {"seconds", b.seconds}});
+  }
+  gpu["idle"] = idle;
+  j["gpu"] = gpu;
+
+  json copies = json::object();
+  for (const auto& [key, c] : s.copies) {
+    copies[key] = {{"count", c.count}, {"bytes", c.bytes}, {"seconds", c.seconds}};
+  }
+  j["copies"] = copies;
+  j["syncs"] = {{"count", s.syncs}, {"seconds", s.sync_s}};
+  if (n_steps > 0) j["syncs"]["per_step"] = static_cast<double>(s.syncs) / n_steps;
+  j["data_wait"] = {{"seconds", s.data_wait_s},
+                    {"share", s.window_s > 0 ? s.data_wait_s / s.window_s : 0}};
+
+  // CPU time covers the whole run (the tracker samples /proc from start to end), not the window.
+  json cpu = {{"span", "whole run"}, {"by_role", s.cpu_s_by_role}};
+  json threads = json::array();
+  for (std::size_t i = 0; i < s.threads.size() && i < 20; ++i) {
+    const ThreadUse& u = s.threads[i];
+    threads.push_back({{"pid", u.pid},
+                       {"tid", u.tid},
+                       {"thread", u.thread_name},
+                       {"process", u.process_name},
+                       {"role", role_name(u.role)},
+                       {"cpu_s", u.cpu_s}});
+  }
+  cpu["threads"] = threads;
+  j["cpu"] = cpu;
+
+  json procs = json::array();
+  for (const ProcessTrace& p : processes) {
+    json entry = {{"pid", p.header.pid},
+                  {"ppid", p.header.ppid},
+                  {"cmdline", p.header.cmdline},
+                  {"cupti", p.cupti.status},
+                  {"ended", p.ended},
+                  {"truncated", p.truncated},
+                  {"kernels", p.kernels.size()},
+                  {"steps", p.steps.size()},
+                  {"dropped_records", p.dropped_total() + p.dropped_cupti},
+                  {"file", p.path.filename().string()}};
+    if (!p.cupti.reason.empty()) entry["cupti_reason"] = p.cupti.reason;
+    if (static_cast<pid_t>(p.header.pid) == t.main_pid) entry["observed"] = true;
+    procs.push_back(entry);
+  }
+  j["processes"] = procs;
+  return j;
+}
+
+std::vector<std::string> trace_notes(const TraceSummary& s,
+                                     const std::vector<ProcessTrace>& processes) {
+  std::vector<std::string> notes;
+  if (processes.empty()) {
+    notes.push_back(
+        "no GPU work seen: the command never initialised CUDA or NVTX (a program that does not "
+        "use the GPU, a statically linked CUDA runtime the injection cannot reach, or an "
+        "environment that removed CUDA_INJECTION64_PATH)");
+    return notes;
+  }
+  bool any_kernels = false;
+  for (const ProcessTrace& p : processes) {
+    any_kernels = any_kernels || !p.kernels.empty();
+    const std::string who = fmt::format("process {}", p.header.pid);
+    if (p.cupti.status == "taken_by_another_subscriber") {
+      notes.push_back(who +
+                      ": CUPTI is taken by another tool (nsys, ncu or the program's own "
+                      "profiler); only NVTX marks and ranges were recorded");
+    } else if (p.cupti.status == "unavailable") {
+      notes.push_back(who + ": CUPTI unavailable (" + p.cupti.reason + ")");
+    }
+    for (const std::string& e : p.cupti.errors) notes.push_back(who + ": " + e);
+    if (p.truncated) {
+      notes.push_back(who +
+                      ": killed or still running at the end: its records end at its last "
+                      "flush (at most about 0.5 s lost)");
+    }
+    if (p.dropped_total() + p.dropped_cupti > 0) {
+      notes.push_back(fmt::format("{}: {} records dropped (file size cap or CUPTI buffers)", who,
+                                  p.dropped_total() + p.dropped_cupti));
+    }
+    if (!p.window.begin_ns && p.header.pid != 0 && !p.steps.empty()) {
+      notes.push_back(
+          fmt::format("{}: the program ended after {} steps, before the trace window "
+                      "opened: rerun with --skip-steps 0 or --duration 0",
+                      who, p.steps.size()));
+    }
+  }
+  if (!any_kernels) {
+    notes.push_back(
+        "no kernel was recorded: the window never opened, or the GPU work happened "
+        "outside it (--duration 0 records the whole run)");
+  }
+  if (s.step_source == StepSource::none && any_kernels) {
+    notes.push_back(
+        "no steps found: no step marks (a Python program without torch.optim, or "
+        "--no-shim) and no repeating kernel sequence; the window is summarised whole");
+  }
+  return notes;
+}
+
+void print_summary_json(const json& j, std::ostream& out) {
+  const json& steps = j["steps"];
+  const json& gpu = j["gpu"];
+  out << fmt::format("Trace window: {:.2f} s", j["window"].value("seconds", 0.0));
+  if (j["window"].contains("first_step")) {
+    out << fmt::format(", steps [{}, {})", j["window"]["first_step"].get<long long>(),
+                       j["window"].value("end_step", 0LL));
+  }
+  out << '\n';
+  if (steps.value("traced", 0) > 0) {
+    out << fmt::format("Steps: {} traced (from {}), median {} (p10 {}, p90 {})",
+                       steps["traced"].get<int>(), steps["source"].get<std::string>(),
+                       ms(steps["median_s"]), ms(steps["p10_s"]), ms(steps["p90_s"]));
+    if (steps.contains("untraced_median_s")) {
+      out << fmt::format("; untraced steps median {}", ms(steps["untraced_median_s"]));
+    }
+    out << '\n';
+  } else {
+    out << "Steps: none found\n";
+  }
+  out << fmt::format("GPU busy: {} of the window ({} kernels, mean {} each", pct(gpu["busy_share"]),
+                     gpu["kernels"].get<long long>(),
+                     fmt::format("{:.1f} us", gpu["mean_kernel_s"].get<double>() * 1e6));
+  if (gpu.contains("kernels_per_step")) {
+    out << fmt::format(", {:.0f} per step", gpu["kernels_per_step"].get<double>());
+  }
+  out << ")\n";
+  if (!gpu["kernel_time"].empty()) {
+    out << "Kernel time by kind:\n";
+    for (const json& k : gpu["kernel_time"]) {
+      std::string what = k["kind"];
+      if (k["precision"] != "unknown") {
+        what +=
+            fmt::format(" {}{}", k["precision"].get<std::string>(),
+                        k["tensor_cores"].get<bool>() ? " (tensor cores)" : " (no tensor cores)");
+      }
+      out << fmt::format("  {:<40} {:>10}  {:>6}  {} kernels\n", what, ms(k["seconds"]),
+                         pct(k["share_of_kernel_time"]), k["count"].get<long long>());
+    }
+  }
+  out << "GPU idle gaps:";
+  for (const json& b : gpu["idle"]) {
+    if (b["gaps"].get<long long>() == 0) continue;
+    out << fmt::format("  {} x{} = {}", b["gap"].get<std::string>(), b["gaps"].get<long long>(),
+                       ms(b["seconds"]));
+  }
+  out << '\n';
+  if (!j["copies"].empty()) {
+    out << "Copies:";
+    for (const auto& [key, c] : j["copies"].items()) {
+      out << fmt::format("  {} x{} ({})", key, c["count"].get<long long>(),
+                         bytes(c["bytes"].get<double>()));
+    }
+    out << '\n';
+  }
+  out << fmt::format("Host waited on the GPU: {} times, {}", j["syncs"]["count"].get<long long>(),
+                     ms(j["syncs"]["seconds"]));
+  if (j["syncs"].contains("per_step")) {
+    out << fmt::format(" ({:.1f} per step)", j["syncs"]["per_step"].get<double>());
+  }
+  out << '\n';
+  out << fmt::format("Waiting for data: {} ({} of the window)\n", ms(j["data_wait"]["seconds"]),
+                     pct(j["data_wait"]["share"]));
+  const json& roles = j["cpu"]["by_role"];
+  if (!roles.empty()) {
+    out << fmt::format(
+        "CPU over the whole run: main thread {:.2f} s, its other threads {:.2f} s, child processes "
+        "{:.2f} s\n",
+        roles.value("main", 0.0), roles.value("other", 0.0), roles.value("descendant", 0.0));
+  }
+}
+
+}  // namespace gpuscope::trace::detail

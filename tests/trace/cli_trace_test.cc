@@ -1,0 +1,142 @@
+// `gpuscope trace -- CMD` end to end on a machine without a GPU: the real binary with NVML
+// replaced by the fake library, the injection library loaded into a small NVTX program
+// (tests/inject/nvtx_app.cc) that marks steps as the Python shim does. CUPTI never starts here
+// (no CUDA driver), so these cover everything but the GPU records: steps from marks, the window,
+// the run folder, exit codes, a killed program, refusals before the command starts, and
+// reading a folder again.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.h"
+
+namespace gpuscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using ::testing::HasSubstr;
+using testing::slurp;
+
+std::string scratch() {
+  return testing::scratch_dir("cli_trace_test");
+}
+
+// A fresh run folder path (not created).
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = scratch() + "/" + std::to_string(getpid()) + "-" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+CliRun gpuscope(const std::string& args) {
+  static int counter = 0;
+  const std::string base =
+      scratch() + "/run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+  const std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+                          " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
+                          "/telemetry/two_gpus.json GPUSCOPE_INJECT_LIBRARY=" + GPUSCOPE_INJECT_LIB;
+  return testing::run_captured("env " + env + " " + GPUSCOPE_BIN + " " + args, base);
+}
+
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(slurp(path));
+}
+
+TEST(CliTrace, StepsMarkedByTheProgramAreTracedInTheWindow) {
+  const std::string dir = fresh_dir("steps");
+  CliRun r = gpuscope("trace --skip-steps 5 --steps 10 --interval 50 -o " + dir + " -- " +
+                      GPUSCOPE_NVTX_APP + " steps 30");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Steps: 10 traced (from marks)"));
+  EXPECT_THAT(r.err, HasSubstr("trace.json"));
+  const auto summary = read_json(dir + "/summary.json");
+  EXPECT_EQ(summary["kind"], "gpuscope.trace");
+  EXPECT_EQ(summary["schema_version"], 1);
+  EXPECT_EQ(summary["steps"]["source"], "marks");
+  EXPECT_EQ(summary["steps"]["traced"], 10);
+  EXPECT_EQ(summary["steps"]["first_traced"], 5);
+  EXPECT_EQ(summary["steps"]["marked"], 29);  // 30 marks bound 29 steps
+  EXPECT_EQ(summary["window"]["first_step"], 5);
+  EXPECT_EQ(summary["window"]["end_step"], 15);
+  EXPECT_EQ(summary["exit"]["code"], 0);
+  ASSERT_EQ(summary["processes"].size(), 1u);
+  EXPECT_EQ(summary["processes"][0]["cupti"], "not_loaded");  // no CUDA here
+  // trace.json opens: valid JSON with a steps track.
+  const auto trace = read_json(dir + "/trace.json");
+  int steps = 0;
+  for (const auto& e : trace["traceEvents"]) steps += e.value("cat", "") == "step" ? 1 : 0;
+  EXPECT_EQ(steps, 10);
+  EXPECT_TRUE(fs::exists(dir + "/telemetry.jsonl"));
+}
+
+TEST(CliTrace, JsonGoesToStdoutAlone) {
+  const std::string dir = fresh_dir("json");
+  CliRun r = gpuscope("trace --json --skip-steps 0 --steps 3 -o " + dir + " -- " +
+                      GPUSCOPE_NVTX_APP + " steps 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);  // nothing else on stdout
+  EXPECT_EQ(summary["steps"]["traced"], 3);
+}
+
+TEST(CliTrace, ACommandThatUsesNoGpuKeepsItsExitCodeAndIsSaidSo) {
+  const std::string dir = fresh_dir("plain");
+  CliRun r = gpuscope("trace -o " + dir + " -- " + std::string(GPUSCOPE_NVTX_APP) + " plain");
+  EXPECT_EQ(r.exit_code, 3);  // the program's own
+  EXPECT_THAT(r.out, HasSubstr("plain"));
+  EXPECT_THAT(r.err, HasSubstr("no GPU work seen"));
+  const auto summary = read_json(dir + "/summary.json");
+  EXPECT_EQ(summary["processes"].size(), 0u);
+  EXPECT_EQ(summary["exit"]["code"], 3);
+}
+
+TEST(CliTrace, AProgramKilledMidRunKeepsItsRecordsMarked) {
+  const std::string dir = fresh_dir("killed");
+  CliRun r = gpuscope("trace --skip-steps 0 -o " + dir + " -- " + std::string(GPUSCOPE_NVTX_APP) +
+                      " sigkill");
+  EXPECT_EQ(r.exit_code, 128 + 9);
+  const auto summary = read_json(dir + "/summary.json");
+  ASSERT_EQ(summary["processes"].size(), 1u);
+  EXPECT_EQ(summary["processes"][0]["truncated"], true);
+  EXPECT_THAT(r.err, HasSubstr("killed or still running"));
+}
+
+TEST(CliTrace, RefusedBeforeTheCommandStarts) {
+  const std::string marker = scratch() + "/" + std::to_string(getpid()) + "-ran";
+  fs::remove(marker);
+  // A folder that already holds a trace.
+  const std::string dir = fresh_dir("twice");
+  ASSERT_EQ(gpuscope("trace -o " + dir + " -- true").exit_code, 0);
+  CliRun again = gpuscope("trace -o " + dir + " -- touch " + marker);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_THAT(again.err, HasSubstr("already holds a trace"));
+  // A folder that cannot be made (under a regular file).
+  const std::string file = scratch() + "/" + std::to_string(getpid()) + "-file";
+  { std::ofstream(file) << "x"; }
+  CliRun bad = gpuscope("trace -o " + file + "/sub -- touch " + marker);
+  EXPECT_EQ(bad.exit_code, 6);
+  EXPECT_THAT(bad.err, HasSubstr("cannot create"));
+  // A command that does not exist, as a shell answers.
+  EXPECT_EQ(gpuscope("trace -o " + fresh_dir("nocmd") + " -- /no/such/program").exit_code, 127);
+  // No command at all.
+  EXPECT_EQ(gpuscope("trace -o " + fresh_dir("none")).exit_code, 2);
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+TEST(CliTrace, AFolderIsReadAgainWithoutRunningAnything) {
+  const std::string dir = fresh_dir("again");
+  ASSERT_EQ(gpuscope("trace --skip-steps 2 --steps 4 -o " + dir + " -- " +
+                     std::string(GPUSCOPE_NVTX_APP) + " steps 10")
+                .exit_code,
+            0);
+  CliRun r = gpuscope("trace --analyse " + dir + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["steps"]["traced"], 4);
+  EXPECT_EQ(gpuscope("trace --analyse " + dir + "/missing").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace gpuscope
