@@ -1,0 +1,1 @@
+from torch.optim.optimizer import SGD, Optimizer  # noqa: F401
