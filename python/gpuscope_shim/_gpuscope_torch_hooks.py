@@ -144,27 +144,29 @@ def install(torch):
 
 
 def _install(torch):
+    # Modules by name (sys.modules), never as attributes: torch/optim/__init__.py deletes its
+    # `optimizer` attribute, for one.
     global _steps
-    import torch.cuda.nvtx as nvtx
-    import torch.optim.optimizer
-    import torch.utils.data
-    import torch.utils.data.dataloader
+    from torch.cuda import nvtx
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    from torch.utils.data import get_worker_info
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
 
     if not _nvtx_available(nvtx):
         _log("torch has no NVTX (a CPU-only build): no hooks")
         return
-    _steps = _Steps(nvtx.mark, torch.utils.data.get_worker_info)
-    torch.optim.optimizer.register_optimizer_step_post_hook(_on_optimizer_step)
+    _steps = _Steps(nvtx.mark, get_worker_info)
+    register_optimizer_step_post_hook(_on_optimizer_step)
     scalers = []
     for module_name in ("torch.amp.grad_scaler", "torch.cuda.amp.grad_scaler"):
         try:
-            module = __import__(module_name, fromlist=["GradScaler"])
+            __import__(module_name)
         except ImportError:
             continue
-        cls = getattr(module, "GradScaler", None)
+        cls = getattr(sys.modules[module_name], "GradScaler", None)
         if isinstance(cls, type) and _wrap_grad_scaler_step(cls):
             scalers.append(module_name + ".GradScaler")
-    _wrap_next(torch.utils.data.dataloader._BaseDataLoaderIter, nvtx.range_push, nvtx.range_pop)
+    _wrap_next(_BaseDataLoaderIter, nvtx.range_push, nvtx.range_pop)
     _log(
         "torch %s: step marks after optimizer steps (GradScaler: %s), data_wait ranges around "
         "DataLoader batches" % (getattr(torch, "__version__", "?"), ", ".join(scalers) or "none")

@@ -7,6 +7,7 @@ and reads the NVTX calls the program recorded (its last line of output: torch.cu
 JSON). Where the shim must change nothing, the same program runs without the shim too and the two
 outputs are compared byte for byte. Standard library only: `python3 shim_test.py`.
 """
+import glob
 import json
 import os
 import shutil
@@ -29,7 +30,9 @@ NEXT = ["next"]
 PRINT_CALLS = "\nimport json, torch\nprint(json.dumps(torch.cuda.nvtx.calls))\n"
 
 
-class ShimTest(unittest.TestCase):
+class ShimCase(unittest.TestCase):
+    """Runs programs under the shim (helpers only; the tests are in the classes below)."""
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="gpuscope-shim-test-")
         self.addCleanup(shutil.rmtree, self.dir)
@@ -83,6 +86,8 @@ class ShimTest(unittest.TestCase):
         self.assertEqual(with_shim.returncode, without.returncode)
         return with_shim
 
+
+class ShimTest(ShimCase):
     # --- step marks -------------------------------------------------------------------------
 
     def test_one_mark_per_step_with_one_optimizer(self):
@@ -385,6 +390,95 @@ class ShimTest(unittest.TestCase):
             "import torch\ntorch.optim.SGD().step()\n", paths=[site_dir], print_calls=True
         )
         self.assertEqual(json.loads(result.stdout.splitlines()[-1]), [MARK])
+
+
+# The real PyTorch (CPU is enough), when GPUSCOPE_SHIM_TEST_TORCH names the folder that holds it
+# (CTest passes the wheel that scripts/setup-deps.sh unpacks): the hooks against torch's own
+# optimizer, GradScaler and DataLoader. NVTX calls are recorded by replacing the object that
+# torch.cuda.nvtx's functions call into.
+REAL_TORCH_DIR = os.environ.get("GPUSCOPE_SHIM_TEST_TORCH", "")
+REAL_TORCH_FITS = bool(
+    glob.glob(os.path.join(REAL_TORCH_DIR, "torch", "_C.cpython-%d%d*" % sys.version_info[:2]))
+)
+
+REAL_TORCH_PROGRAM = """
+import json, sys, torch
+
+calls = []
+
+class Recorder:
+    def rangePushA(self, message):
+        calls.append(["push", message])
+        return 0
+
+    def rangePop(self):
+        calls.append(["pop"])
+        return 0
+
+    def markA(self, message):
+        calls.append(["mark", message])
+
+torch.cuda.nvtx._nvtx = Recorder()
+
+class Samples(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.full((4,), float(i)), i % 2
+
+def train(workers):
+    # Two optimizers under a GradScaler, the second iteration's gradients infinite.
+    del calls[:]
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    first = torch.optim.SGD(model.parameters(), lr=0.1)
+    second = torch.optim.AdamW(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    loader = torch.utils.data.DataLoader(Samples(), batch_size=2, num_workers=workers)
+    scales = []
+    for n, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        if n == 1:
+            loss = loss * float("inf")
+        scaler.scale(loss).backward()
+        scaler.step(first)
+        scaler.step(second)
+        scaler.update()
+        scales.append(scaler.get_scale())
+        first.zero_grad()
+        second.zero_grad()
+    return {"iterations": n + 1, "scale_halved_once": scales[1] == scales[0] / 2,
+            "calls": calls[:]}
+
+if __name__ == "__main__":
+    print(json.dumps({
+        "loader": type(torch.__spec__.loader).__name__,
+        "hooks": "_gpuscope_torch_hooks" in sys.modules,
+        "workers0": train(0),
+        "workers2": train(2),
+    }))
+"""
+
+
+@unittest.skipUnless(REAL_TORCH_DIR, "GPUSCOPE_SHIM_TEST_TORCH names no folder with torch")
+@unittest.skipUnless(REAL_TORCH_FITS, "that torch was built for another Python version")
+class RealTorchTest(ShimCase):
+    def test_hooks_on_the_real_torch(self):
+        result = self.run_program(
+            REAL_TORCH_PROGRAM, paths=[REAL_TORCH_DIR], env={"PYTHONDONTWRITEBYTECODE": "1"}
+        )
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("gpuscope-shim", result.stderr)
+        out = json.loads(result.stdout.splitlines()[-1])
+        self.assertEqual(out["loader"], "SourceFileLoader")  # torch sees its own loader
+        self.assertTrue(out["hooks"])
+        for workers in ("workers0", "workers2"):
+            run = out[workers]
+            self.assertEqual(run["iterations"], 4)
+            self.assertTrue(run["scale_halved_once"])  # the GradScaler did skip a step
+            batch = [PUSH, POP]
+            self.assertEqual(run["calls"], (batch + [MARK]) * 4 + batch, workers)
 
 
 if __name__ == "__main__":
