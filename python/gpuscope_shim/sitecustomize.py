@@ -44,8 +44,9 @@ def _complain(where, err):
 class _TorchLoader:
     """Runs torch's own loader, then installs the hooks; torch sees its own loader throughout."""
 
-    def __init__(self, loader):
+    def __init__(self, loader, hook):
         self._loader = loader
+        self._hook = hook
 
     def create_module(self, spec):
         create = getattr(self._loader, "create_module", None)
@@ -57,6 +58,7 @@ class _TorchLoader:
             spec.loader = self._loader
         module.__loader__ = self._loader
         self._loader.exec_module(module)
+        self._hook.done = True
         _on_torch_imported(module)
 
     def __getattr__(self, name):
@@ -67,7 +69,8 @@ class _TorchImportHook:
     """A sys.meta_path finder that hands torch's spec back with a _TorchLoader around its loader.
 
     It asks the finders after it, in order, as the import system would; for any other module it
-    returns None at once.
+    returns None at once. It stays until torch has been loaded, since importlib.util.find_spec
+    ("is torch installed?") asks it for specs that are never loaded.
     """
 
     gpuscope_shim = True  # marks the finder, so that a second copy of the shim adds none
@@ -89,8 +92,7 @@ class _TorchImportHook:
             if spec is not None:
                 break
         if spec is not None and hasattr(spec.loader, "exec_module"):
-            self.done = True
-            spec.loader = _TorchLoader(spec.loader)
+            spec.loader = _TorchLoader(spec.loader, self)
         return spec
 
 

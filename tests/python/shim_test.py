@@ -243,6 +243,19 @@ class ShimTest(ShimCase):
         )
         self.assertEqual(calls, [MARK])
 
+    def test_torch_looked_up_before_it_is_imported(self):
+        # As transformers, accelerate and others do to see whether torch is installed.
+        calls = self.calls_of(
+            """
+            import importlib.util
+            assert importlib.util.find_spec("torch") is not None
+            assert importlib.util.find_spec("torch").origin.endswith("__init__.py")
+            import torch
+            torch.optim.SGD().step()
+            """
+        )
+        self.assertEqual(calls, [MARK])
+
     def test_torch_imported_in_a_subprocess_and_a_spawned_process(self):
         result = self.run_program(
             """
