@@ -133,6 +133,8 @@ def _run_next_sitecustomize():
     spec = _PathFinder.find_spec("sitecustomize", search)
     if spec is None or spec.loader is None:
         return
+    if os.environ.get("GPUSCOPE_SHIM_DEBUG") == "1":
+        sys.stderr.write("gpuscope-shim: running the next sitecustomize, %s\n" % spec.origin)
     module = _module_from_spec(spec)
     this_module = sys.modules.get("sitecustomize")
     sys.modules["sitecustomize"] = module

@@ -358,12 +358,20 @@ class ShimTest(ShimCase):
         self.assertIn("RuntimeError: fake NVTX failure", lines[0])
 
     def test_debug_messages_go_to_stderr_only(self):
+        chained = self.write("site_dir/sitecustomize.py", "")
         source = "import torch\ntorch.optim.SGD().step()\n"
-        quiet = self.run_program(source, print_calls=True)
-        debug = self.run_program(source, print_calls=True, env={"GPUSCOPE_SHIM_DEBUG": "1"})
+        paths = [os.path.dirname(chained)]
+        quiet = self.run_program(source, print_calls=True, paths=paths)
+        debug = self.run_program(
+            source, print_calls=True, paths=paths, env={"GPUSCOPE_SHIM_DEBUG": "1"}
+        )
         self.assertEqual(debug.stdout, quiet.stdout)
         self.assertEqual(quiet.stderr, "")
-        self.assertIn("gpuscope-shim: ", debug.stderr)
+        lines = debug.stderr.splitlines()
+        self.assertEqual(len(lines), 2, debug.stderr)
+        self.assertTrue(all(line.startswith("gpuscope-shim: ") for line in lines), lines)
+        self.assertIn("running the next sitecustomize, " + chained, debug.stderr)
+        self.assertIn("step marks after optimizer steps", debug.stderr)
 
     # --- an existing sitecustomize ----------------------------------------------------------
 
