@@ -70,18 +70,8 @@ class _Steps:
 _steps = None
 
 
-def _not_compiling():
-    return False
-
-
-# torch.compiler.is_compiling once installed: True while torch.compile traces the caller, which
-# folds the test away, so that the hook adds nothing to a compiled graph (no graph break, no
-# error under fullgraph=True). Steps inside a compiled region get no mark.
-_is_compiling = _not_compiling
-
-
 def _on_optimizer_step(optimizer, args, kwargs):
-    if _disabled or _is_compiling():
+    if _disabled:
         return
     try:
         _steps.on_step(optimizer)
@@ -156,7 +146,7 @@ def install(torch):
 def _install(torch):
     # Modules by name (sys.modules), never as attributes: torch/optim/__init__.py deletes its
     # `optimizer` attribute, for one.
-    global _steps, _is_compiling
+    global _steps
     from torch.cuda import nvtx
     from torch.optim.optimizer import register_optimizer_step_post_hook
     from torch.utils.data import get_worker_info
@@ -166,8 +156,6 @@ def _install(torch):
         _log("torch has no NVTX (a CPU-only build): no hooks")
         return
     _steps = _Steps(nvtx.mark, get_worker_info)
-    compiler = sys.modules.get("torch.compiler")
-    _is_compiling = getattr(compiler, "is_compiling", None) or _not_compiling
     register_optimizer_step_post_hook(_on_optimizer_step)
     scalers = []
     for module_name in ("torch.amp.grad_scaler", "torch.cuda.amp.grad_scaler"):

@@ -182,21 +182,6 @@ class ShimTest(ShimCase):
         )
         self.assertEqual(calls, [])
 
-    def test_no_mark_while_torch_compile_traces_the_step(self):
-        # The hook must not put a Python call into a compiled graph (a graph break, or an error
-        # under fullgraph=True): it returns at once while torch.compiler.is_compiling().
-        calls = self.calls_of(
-            """
-            import torch
-            opt = torch.optim.SGD()
-            torch.compiler._compiling = True
-            opt.step()
-            torch.compiler._compiling = False
-            opt.step()
-            """
-        )
-        self.assertEqual(calls, [MARK])
-
     # --- data_wait ranges -------------------------------------------------------------------
 
     def test_data_wait_ranges_enclose_each_next_and_balance_at_stop_iteration(self):

@@ -5,5 +5,5 @@ optimizers, the GradScaler and the DataLoader iterator behave like PyTorch's whe
 hooks into them (global optimizer step post-hooks, GradScaler.step skipping the optimizer's
 step on inf gradients, _BaseDataLoaderIter.__next__ ending with StopIteration).
 """
-from torch import amp, compiler, cuda, optim, utils  # noqa: F401  (imported eagerly, as PyTorch does)
+from torch import amp, cuda, optim, utils  # noqa: F401  (imported eagerly, as PyTorch does)
 import torch.utils.data  # noqa: F401
