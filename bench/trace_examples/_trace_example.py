@@ -1,0 +1,121 @@
+"""What the trace example programs share: options, the ResNet-18 training step, and the timing.
+
+Each program times itself the same way, so that the step times `gpuscope trace` reports can be
+set beside the program's own:
+  - `--warmup` untimed iterations first (cuDNN picks its algorithms, the allocator settles);
+  - then torch.cuda.synchronize(), the host clock, `--steps` iterations, synchronize(), the
+    host clock: wall_s, and samples_per_s = steps * batch / wall_s;
+  - a CUDA event recorded after each iteration's optimizer step (where the shim's step mark
+    falls), read only at the end: the median interval between consecutive events is
+    step_time_s_median. Recording an event adds no synchronization.
+One JSON line at the end: {"program", "steps", "batch", "step_time_s_median", "samples_per_s",
+...}; the programs print nothing else on stdout unless their flaw is printing.
+
+No torch.profiler and no NVTX of their own: under `gpuscope trace` the shim marks the steps.
+`--nvtx-steps` marks them here instead (torch.cuda.nvtx.mark("gpuscope.step") after each
+iteration), for a run without the shim (GPUSCOPE_SHIM=0); with both, every step is marked twice.
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+STEP_MARK = "gpuscope.step"
+
+
+def parse_args(description, steps, batch, warmup=10):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--steps", type=int, default=steps, help="timed iterations")
+    parser.add_argument("--batch", type=int, default=batch, help="samples per iteration")
+    parser.add_argument("--warmup", type=int, default=warmup, help="untimed iterations first")
+    parser.add_argument(
+        "--nvtx-steps",
+        action="store_true",
+        help='mark each iteration with NVTX "%s" (for a run without the shim)' % STEP_MARK,
+    )
+    args = parser.parse_args()
+    if args.steps < 2 or args.batch < 1 or args.warmup < 0:
+        parser.error("--steps must be at least 2, --batch at least 1, --warmup at least 0")
+    return args
+
+
+def resnet18_training(batch, device):
+    """ResNet-18 (random init, 1000 classes), channels-last, SGD with momentum, AMP bf16.
+
+    Returns (model, optimizer, step) where step(images, labels) runs one iteration and returns
+    (loss, logits) as GPU tensors, without reading them.
+    """
+    import torchvision
+
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    model = torchvision.models.resnet18(num_classes=1000).to(device)
+    model = model.to(memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step(images, labels):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(images)
+            loss = loss_fn(logits, labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return loss, logits
+
+    return model, optimizer, step
+
+
+def gpu_batches(batch, device, count=4):
+    """`count` batches of random 224x224 images and labels already on the GPU, to rotate."""
+    generator = torch.Generator(device=device).manual_seed(1)
+    return [
+        (
+            torch.randn(batch, 3, 224, 224, device=device, generator=generator).to(
+                memory_format=torch.channels_last
+            ),
+            torch.randint(0, 1000, (batch,), device=device, generator=generator),
+        )
+        for _ in range(count)
+    ]
+
+
+def run_timed(program, args, iteration, extra=None):
+    """Runs iteration(i) for args.warmup + args.steps iterations; prints the JSON line.
+
+    extra: a callable returning more fields for the JSON line, called after the timed region.
+    """
+    mark = torch.cuda.nvtx.mark if args.nvtx_steps else None
+    for i in range(args.warmup):
+        iteration(i)
+        if mark:
+            mark(STEP_MARK)
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(args.steps + 1)]
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    events[0].record()
+    for i in range(args.steps):
+        iteration(args.warmup + i)
+        events[i + 1].record()
+        if mark:
+            mark(STEP_MARK)
+    torch.cuda.synchronize()
+    wall_s = time.perf_counter() - start
+    step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(args.steps)]
+    result = {
+        "program": program,
+        "steps": args.steps,
+        "batch": args.batch,
+        "step_time_s_median": statistics.median(step_s),
+        "step_time_s_min": min(step_s),
+        "step_time_s_max": max(step_s),
+        "wall_s": wall_s,
+        "samples_per_s": args.steps * args.batch / wall_s,
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+    }
+    if extra is not None:
+        result.update(extra())
+    print(json.dumps(result), flush=True)

@@ -1,0 +1,1 @@
+from torch.amp.grad_scaler import GradScaler  # noqa: F401

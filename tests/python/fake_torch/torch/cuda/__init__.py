@@ -1,0 +1,1 @@
+from torch.cuda import nvtx  # noqa: F401
