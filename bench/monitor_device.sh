@@ -9,7 +9,8 @@
 # Environment: MONITOR_PARTS (default "a b"), MONITOR_REPS (5), MONITOR_STEPS (250),
 #   MONITOR_TRAIN_SECONDS (20). Writes everything under $OUT (default ./out).
 # The GPU machine has CUDA, CMake, Ninja and PyTorch but not the Debian -dev packages gpuscope
-# builds with; `prepare` copies their headers (and static SQLite) into .carry/usr. ncurses is
+# builds with; `prepare` copies their headers (and static SQLite and libmicrohttpd; GnuTLS, which
+# libmicrohttpd needs, is there as libgnutls.so.30) into .carry/usr. ncurses is
 # left out on purpose: the build there is the one without the live view
 # (GPUSCOPE_WITH_NCURSES turns itself off). Never changes power limits, clocks, MIG,
 # persistence or compute mode.
@@ -26,8 +27,8 @@ prepare() {
   rm -rf "$usr"
   mkdir -p "$usr/include" "$usr/lib/x86_64-linux-gnu/cmake" "$usr/share/cmake"
   cp -r /usr/include/CLI /usr/include/fmt /usr/include/nlohmann /usr/include/sqlite3.h \
-    /usr/include/sqlite3ext.h "$usr/include/"
-  cp -a "$lib"/libfmt.so* "$lib/libsqlite3.a" "$usr/lib/x86_64-linux-gnu/"
+    /usr/include/sqlite3ext.h /usr/include/microhttpd.h "$usr/include/"
+  cp -a "$lib"/libfmt.so* "$lib/libsqlite3.a" "$lib/libmicrohttpd.a" "$usr/lib/x86_64-linux-gnu/"
   cp -r "$lib/cmake/fmt" "$usr/lib/x86_64-linux-gnu/cmake/"
   cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$usr/share/cmake/"
   du -sh .carry

@@ -9,6 +9,7 @@ deps="${GPUSCOPE_DEPS_DIR:-$root/.deps}"
 debian_packages=(
   cmake ninja-build g++ pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
+  libmicrohttpd-dev  # monitor --listen's HTTP server (linked statically: cmake/microhttpd.cmake)
   libgtest-dev libgmock-dev
   chromium fonts-dejavu-core  # the report's end-to-end test loads it in headless Chromium
   libncurses-dev   # gpuscope monitor's live view (optional at build time: GPUSCOPE_WITH_NCURSES)

@@ -93,9 +93,26 @@ class PrometheusExporter : public Sink {
   std::unique_ptr<State> state_;
 };
 
-// A minimal HTTP/1.1 server for GET /metrics, one connection at a time (scrapers are few).
+// The HTTP server of GET (and HEAD) /metrics, on its own threads: libmicrohttpd's event loop,
+// which serves every connection at once, and a watchdog. Each connection carries one request
+// ("Connection: close"). Other paths answer 404, other methods 405, malformed requests 4xx.
+// A client that stalls the endpoint is cut off, and the resources a flood of connections can
+// take are bounded, by the limits below.
 class MetricsServer {
  public:
+  // Connections held at once, over all clients; more wait in the kernel's listen queue.
+  static constexpr unsigned kMaxConnections = 64;
+  // Connections held at once from one client address; more are closed as they arrive.
+  static constexpr unsigned kMaxConnectionsPerClient = 16;
+  // A connection on which nothing arrives for this long is closed.
+  static constexpr unsigned kIdleTimeoutS = 2;
+  // A connection is closed this long after it was accepted, whatever it is doing: a client
+  // trickling its request a byte at a time cannot hold a connection longer.
+  static constexpr unsigned kConnectionDeadlineS = 5;
+  // Memory for one connection's request (line and headers) and the response's headers; a
+  // longer request is answered 431 or 414, or closed.
+  static constexpr std::size_t kConnectionMemoryBytes = 16 * 1024;
+
   // `address` is "[HOST:]PORT" ("9400", "0.0.0.0:9400", "[::1]:9400"); HOST defaults to
   // 127.0.0.1 so nothing is exposed beyond this machine unless asked; PORT 0 picks a free port.
   // Fails with invalid_argument for a malformed address, io_error when it cannot bind.

@@ -1,29 +1,43 @@
-// A minimal HTTP/1.1 server for Prometheus scrapes: GET /metrics (and HEAD), one connection at
-// a time, "Connection: close". Why not cpp-httplib: Debian packages it as a shared library
-// built with OpenSSL/zlib/brotli, whose header needs those headers too; the GPU machines have
-// neither and cannot install them, and a node exporter should start anywhere the driver does.
-// Serving one GET is this file.
+// The /metrics endpoint on libmicrohttpd (linked as cmake/microhttpd.cmake says): its event
+// loop serves every connection at once on one thread, within the limits in monitor.h. The
+// listening socket is ours (getaddrinfo, bind, listen), so that the address forms and error
+// messages are the same as before and the bound address can be reported.
+//
+// libmicrohttpd's connection timeout counts idle time only: a client sending one byte a
+// second would keep a connection forever. So each connection also has a deadline, kept here:
+// a watchdog thread shuts down the socket of a connection past it, and libmicrohttpd, reading
+// end-of-file, closes the connection. A socket is registered when libmicrohttpd reports the
+// connection started and removed when it reports it closed, which it does before closing the
+// socket; both under the watchdog's mutex, so a shut-down socket is never one already reused.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <fmt/format.h>
+#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "gpuscope/monitor.h"
 
+#if MHD_VERSION < 0x00097100
+#error "libmicrohttpd 0.9.71 or newer is needed (enum MHD_Result)"
+#endif
+
 namespace gpuscope::telemetry {
 namespace {
 
-constexpr std::size_t kMaxRequestBytes = 16 * 1024;
-constexpr int kClientTimeoutMs = 2000;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kListenBacklog = 32;
 
 struct HostPort {
   std::string host;
@@ -46,117 +60,15 @@ Result<HostPort> parse_address(const std::string& address) {
   }
   if (hp.host.empty()) hp.host = "127.0.0.1";  // ":9400": still only this machine
   if (hp.port.empty() || hp.port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(hp.port) > 65535) {
+      hp.port.size() > 5 || std::stoul(hp.port) > 65535) {
     return Status(Code::invalid_argument,
                   fmt::format("--listen {}: expected [ADDR:]PORT with PORT 0..65535", address));
   }
   return hp;
 }
 
-void send_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the scraper went away; nothing to do
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
-std::string response(int status, std::string_view reason, std::string_view content_type,
-                     std::string_view body, bool head) {
-  std::string out = fmt::format(
-      "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-      status, reason, content_type, body.size());
-  if (!head) out += body;
-  return out;
-}
-
-}  // namespace
-
-struct MetricsServer::State {
-  const PrometheusExporter* exporter = nullptr;
-  int listen_fd = -1;
-  int wake_pipe[2] = {-1, -1};
-  std::thread thread;
-  std::string bound;
-  int port = 0;
-
-  void serve();
-  void handle(int client);
-  ~State() {
-    if (thread.joinable()) {
-      const char byte = 0;
-      (void)!::write(wake_pipe[1], &byte, 1);
-      thread.join();
-    }
-    for (int fd : {listen_fd, wake_pipe[0], wake_pipe[1]}) {
-      if (fd >= 0) ::close(fd);
-    }
-  }
-};
-
-void MetricsServer::State::serve() {
-  for (;;) {
-    pollfd fds[2] = {{listen_fd, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    const int client = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
-    handle(client);
-    ::close(client);
-  }
-}
-
-void MetricsServer::State::handle(int client) {
-  // Read the request head, with a deadline: a silent client must not hold the endpoint.
-  std::string request;
-  char buffer[2048];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < kMaxRequestBytes) {
-    pollfd p{client, POLLIN, 0};
-    if (::poll(&p, 1, kClientTimeoutMs) <= 0) return;
-    const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
-    if (n <= 0) return;
-    request.append(buffer, static_cast<std::size_t>(n));
-  }
-  const auto line_end = request.find("\r\n");
-  const std::string line = request.substr(0, line_end);
-  const auto sp1 = line.find(' ');
-  const auto sp2 = line.find(' ', sp1 == std::string::npos ? 0 : sp1 + 1);
-  if (sp1 == std::string::npos || sp2 == std::string::npos) {
-    send_all(client, response(400, "Bad Request", "text/plain", "bad request\n", false));
-    return;
-  }
-  const std::string method = line.substr(0, sp1);
-  std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  if (const auto q = target.find('?'); q != std::string::npos) target.resize(q);
-  const bool head = method == "HEAD";
-  if (method != "GET" && !head) {
-    send_all(client, response(405, "Method Not Allowed", "text/plain", "GET only\n", false));
-    return;
-  }
-  if (target == "/metrics") {
-    send_all(client, response(200, "OK", "text/plain; version=0.0.4; charset=utf-8",
-                              exporter->render(), head));
-  } else if (target == "/") {
-    send_all(client, response(200, "OK", "text/html; charset=utf-8",
-                              "<html><body><a href=\"/metrics\">/metrics</a> (gpuscope "
-                              "monitor)</body></html>\n",
-                              head));
-  } else {
-    send_all(client, response(404, "Not Found", "text/plain", "not found: try /metrics\n", head));
-  }
-}
-
-MetricsServer::MetricsServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
-MetricsServer::~MetricsServer() = default;
-
-Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& address,
-                                                            const PrometheusExporter& exporter) {
-  GPUSCOPE_ASSIGN_OR_RETURN(HostPort hp, parse_address(address));
+// A listening socket on the first of `hp`'s addresses that accepts one.
+Result<int> listen_on(const HostPort& hp, const std::string& address) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -166,10 +78,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
     return Status(Code::invalid_argument,
                   fmt::format("--listen {}: {}", address, ::gai_strerror(rc)));
   }
-  auto state = std::make_unique<State>();
-  state->exporter = &exporter;
-  int last_error = 0;
-  for (addrinfo* ai = found; ai != nullptr && state->listen_fd < 0; ai = ai->ai_next) {
+  int listening = -1, last_error = 0;
+  for (addrinfo* ai = found; ai != nullptr && listening < 0; ai = ai->ai_next) {
     const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) {
       last_error = errno;
@@ -177,32 +87,185 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
     }
     const int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 16) != 0) {
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, kListenBacklog) != 0) {
       last_error = errno;
       ::close(fd);
       continue;
     }
-    state->listen_fd = fd;
+    listening = fd;
   }
   ::freeaddrinfo(found);
-  if (state->listen_fd < 0) {
+  if (listening < 0) {
     return Status(Code::io_error, fmt::format("--listen {}: cannot listen there: {}", address,
                                               std::strerror(last_error)));
   }
+  return listening;
+}
+
+struct Reply {
+  unsigned status;
+  const char* content_type;
+  std::string body;
+};
+
+Reply route(std::string_view method, std::string_view path, const PrometheusExporter& exporter) {
+  if (method != MHD_HTTP_METHOD_GET && method != MHD_HTTP_METHOD_HEAD) {
+    return {MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "GET only\n"};
+  }
+  if (path == "/metrics") {
+    return {MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", exporter.render()};
+  }
+  if (path == "/") {
+    return {MHD_HTTP_OK, "text/html; charset=utf-8",
+            "<html><body><a href=\"/metrics\">/metrics</a> (gpuscope monitor)</body></html>\n"};
+  }
+  return {MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n"};
+}
+
+}  // namespace
+
+struct MetricsServer::State {
+  const PrometheusExporter* exporter = nullptr;
+  MHD_Daemon* daemon = nullptr;
+  std::string bound;
+  int port = 0;
+
+  // The connections libmicrohttpd holds, and the watchdog that enforces their deadlines.
+  struct Open {
+    int fd;
+    Clock::time_point deadline;
+    bool shut_down = false;
+  };
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<const MHD_Connection*, Open> open;
+  bool stopping = false;
+  std::thread watchdog;
+
+  void enforce_deadlines();
+
+  // libmicrohttpd's callbacks; `cls` is the State.
+  static MHD_Result answer(void* cls, MHD_Connection* connection, const char* url,
+                           const char* method, const char* version, const char* upload_data,
+                           std::size_t* upload_data_size, void** request_context);
+  static void on_connection(void* cls, MHD_Connection* connection, void** socket_context,
+                            MHD_ConnectionNotificationCode code);
+
+  ~State() {
+    if (daemon != nullptr) MHD_stop_daemon(daemon);  // closes its connections and socket
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    changed.notify_all();
+    if (watchdog.joinable()) watchdog.join();
+  }
+};
+
+void MetricsServer::State::enforce_deadlines() {
+  std::unique_lock lock(mutex);
+  while (!stopping) {
+    const auto now = Clock::now();
+    auto next = Clock::time_point::max();
+    for (auto& [connection, c] : open) {
+      if (c.shut_down) continue;
+      if (c.deadline <= now) {
+        ::shutdown(c.fd, SHUT_RDWR);
+        c.shut_down = true;
+      } else {
+        next = std::min(next, c.deadline);
+      }
+    }
+    if (next == Clock::time_point::max()) {
+      changed.wait(lock);
+    } else {
+      changed.wait_until(lock, next);
+    }
+  }
+}
+
+void MetricsServer::State::on_connection(void* cls, MHD_Connection* connection,
+                                         void** /*socket_context*/,
+                                         MHD_ConnectionNotificationCode code) {
+  auto* state = static_cast<State*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == nullptr) return;
+    {
+      std::lock_guard lock(state->mutex);
+      state->open[connection] = {info->connect_fd,
+                                 Clock::now() + std::chrono::seconds(kConnectionDeadlineS)};
+    }
+    state->changed.notify_all();
+  } else {
+    std::lock_guard lock(state->mutex);
+    state->open.erase(connection);
+  }
+}
+
+MHD_Result MetricsServer::State::answer(void* cls, MHD_Connection* connection, const char* url,
+                                        const char* method, const char* /*version*/,
+                                        const char* /*upload_data*/,
+                                        std::size_t* /*upload_data_size*/,
+                                        void** /*request_context*/) {
+  // Answered on the first call, before any request body: none is wanted. libmicrohttpd
+  // leaves out the body for HEAD and closes the connection after the response.
+  const auto* state = static_cast<const State*>(cls);
+  Reply reply = route(method, url, *state->exporter);
+  MHD_Response* response =
+      MHD_create_response_from_buffer(reply.body.size(), reply.body.data(), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;  // out of memory: libmicrohttpd drops the connection
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type);
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  if (reply.status == MHD_HTTP_METHOD_NOT_ALLOWED) {
+    MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  }
+  const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+MetricsServer::MetricsServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+MetricsServer::~MetricsServer() = default;
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& address,
+                                                            const PrometheusExporter& exporter) {
+  GPUSCOPE_ASSIGN_OR_RETURN(HostPort hp, parse_address(address));
+  GPUSCOPE_ASSIGN_OR_RETURN(int listening, listen_on(hp, address));
+  auto state = std::make_unique<State>();
+  state->exporter = &exporter;
+
   sockaddr_storage bound{};
   socklen_t length = sizeof bound;
-  ::getsockname(state->listen_fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  ::getsockname(listening, reinterpret_cast<sockaddr*>(&bound), &length);
   char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
   ::getnameinfo(reinterpret_cast<sockaddr*>(&bound), length, host, sizeof host, port, sizeof port,
                 NI_NUMERICHOST | NI_NUMERICSERV);
   state->port = std::atoi(port);
   state->bound = bound.ss_family == AF_INET6 ? fmt::format("[{}]:{}", host, port)
                                              : fmt::format("{}:{}", host, port);
-  if (::pipe2(state->wake_pipe, O_CLOEXEC) != 0) {
-    return Status(Code::io_error, fmt::format("--listen: pipe: {}", std::strerror(errno)));
+
+  state->watchdog = std::thread([raw = state.get()] { raw->enforce_deadlines(); });
+  // No MHD_USE_ERROR_LOG: a misbehaving client is not worth a line on the monitor's stderr.
+  // clang-format off
+  state->daemon = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC, 0, nullptr, nullptr,
+      &State::answer, state.get(),
+      MHD_OPTION_LISTEN_SOCKET, listening,
+      MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, kMaxConnectionsPerClient,
+      MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutS,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes,
+      MHD_OPTION_NOTIFY_CONNECTION, &State::on_connection, state.get(),
+      MHD_OPTION_END);
+  // clang-format on
+  if (state->daemon == nullptr) {
+    // Not closing `listening`: libmicrohttpd closes a given socket on most of its failure
+    // paths, and a second close could hit another thread's new file.
+    return Status(Code::io_error,
+                  fmt::format("--listen {}: cannot start the HTTP server", address));
   }
-  State* raw = state.get();
-  state->thread = std::thread([raw] { raw->serve(); });
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(state)));
 }
 

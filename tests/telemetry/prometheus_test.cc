@@ -166,6 +166,7 @@ TEST(MetricsServer, RejectsBadAddressesAndBusyPorts) {
   PrometheusExporter exporter;
   EXPECT_EQ(MetricsServer::start("127.0.0.1:notaport", exporter).code(), Code::invalid_argument);
   EXPECT_EQ(MetricsServer::start("99999", exporter).code(), Code::invalid_argument);
+  EXPECT_EQ(MetricsServer::start("99999999999999999999", exporter).code(), Code::invalid_argument);
   auto first = MetricsServer::start("127.0.0.1:0", exporter);
   ASSERT_TRUE(first.ok());
   auto second = MetricsServer::start("127.0.0.1:" + std::to_string((*first)->port()), exporter);
