@@ -188,6 +188,9 @@ class Sweeper {
         std::lround(o_.window_s * 1000 / 10), telemetry::kMinInterval.count(), 100));
     sampling.interval = interval;
     sampling.processes = false;
+    // Every window needs its own energy readings: no reading moves to the once-a-second rounds
+    // for its cost (the energy counter would then straddle the limit changes).
+    sampling.slow_reading_threshold_s = 1.0;
     for (const Target& t : targets_) sampling.gpus.push_back(std::to_string(t.prior.index));
     auto sampler = telemetry::Sampler::open(session, sampling);
     if (!sampler.ok()) return sampler.status();

@@ -200,7 +200,9 @@ TEST_F(SweepCli, FindsTheSeedsHalfTrainingKneesAndRecordsTheRunInTheStore) {
   EXPECT_NEAR(knees["95"].get<double>(), 270, 10);
   EXPECT_EQ(limit_mw(), kPriorMw);
 
-  auto results = store::Store::open(db, {.read_only = true});
+  store::StoreOptions read_only;
+  read_only.read_only = true;
+  auto results = store::Store::open(db, read_only);
   ASSERT_TRUE(results.ok()) << results.status().to_string();
   auto runs = (*results)->list_runs();
   ASSERT_TRUE(runs.ok());
