@@ -180,9 +180,16 @@ TEST_F(SweepCli, FindsTheSeedsFp32TrainingKneesAndRestoresTheStockLimit) {
     EXPECT_GE(p["window_samples_per_second"].size(), 2u);
     EXPECT_EQ(p["energy_source"], "counter");
     EXPECT_EQ(p["gpus"][0]["enforced_power_limit_w"], p["power_limit_w"]);
+    // Every window has its own energy: the simulated card draws its whole limit.
+    ASSERT_TRUE(p["power_avg_w"].is_number()) << p;
+    EXPECT_NEAR(p["power_avg_w"].get<double>(), p["power_limit_w"].get<double>(),
+                0.03 * p["power_limit_w"].get<double>())
+        << p;
     refined = refined || p["refined"].get<bool>();
   }
   EXPECT_TRUE(refined);
+  // J/sample = P / (310 f(P)) is least around 190-215 W on this curve.
+  EXPECT_NEAR(doc["workloads"][0]["min_energy_limit_w"].get<double>(), 200, 20);
   EXPECT_THAT(r.err, HasSubstr("answer: 3"));
   EXPECT_THAT(r.err, HasSubstr("% speed"));
   EXPECT_EQ(limit_mw(), kPriorMw);  // the prior limit, not the 480 W maximum
