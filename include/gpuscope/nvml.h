@@ -160,6 +160,11 @@ class Device {
   Result<double> enforced_power_limit_w() const;
   Result<std::pair<double, double>> power_limit_range_w() const;  // {min, max}
   Result<double> total_energy_j() const;                          // since the driver was loaded
+  // Sets the power limit (nvmlDeviceSetPowerManagementLimit; rounded to whole milliwatts). Only
+  // the sweep calls it, behind --allow-power-changes. Fails with permission_denied without root
+  // or CAP_SYS_ADMIN, invalid_argument outside power_limit_range_w(), not_supported where the
+  // GPU's limit cannot be set (or the library lacks the function), gpu_lost.
+  Status set_power_limit_w(double watts) const;
 
   // Nanoseconds each reason has held the clocks down since the driver loaded, from NVML's
   // field counters (one nvmlDeviceGetFieldValues call). A reason without a counter on this

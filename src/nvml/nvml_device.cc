@@ -2,6 +2,8 @@
 // API to the oldest) with its unit converted to SI.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "gpuscope/nvml.h"
 #include "nvml/nvml_api.h"
 #include "nvml/nvml_error.h"
@@ -158,6 +160,12 @@ Result<double> Device::total_energy_j() const {
   GPUSCOPE_RETURN_IF_ERROR(
       GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetTotalEnergyConsumption, handle_, &mj));
   return static_cast<double>(mj) / 1000.0;
+}
+
+Status Device::set_power_limit_w(double watts) const {
+  if (!(watts > 0)) return Status(Code::invalid_argument, "a power limit must be positive");
+  const auto mw = static_cast<unsigned>(std::llround(watts * 1000.0));
+  return GPUSCOPE_NVML_CALL(*api_, nvmlDeviceSetPowerManagementLimit, handle_, mw);
 }
 
 Result<double> Device::temperature_c() const {

@@ -25,6 +25,12 @@ void add_report_command(CLI::App& app, Runner& runner);
 void add_study_command(CLI::App& app, Runner& runner);
 // Adds `trace`.
 void add_trace_command(CLI::App& app, Runner& runner);
+// Adds `sweep`.
+void add_sweep_command(CLI::App& app, Runner& runner);
+
+// Restores the power limits a sweep that did not finish left in its journal (saying so on
+// stderr); every command calls it at start, except the ones that restore themselves.
+void restore_leftover_power_limits();
 
 // Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
 int report_error(const Status& status);

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   gpuscope::cli::add_report_command(app, runner);
   gpuscope::cli::add_study_command(app, runner);
   gpuscope::cli::add_trace_command(app, runner);
+  gpuscope::cli::add_sweep_command(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     return code == 0 ? gpuscope::kExitOk : gpuscope::kExitUsage;
   }
   try {
+    gpuscope::cli::restore_leftover_power_limits();  // what an interrupted sweep left
     return runner();
   } catch (const std::exception& e) {  // a bug: never let it escape main
     std::cerr << "gpuscope: internal error: " << e.what() << '\n';

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "device_handles.h"
+#include "power_model.h"
 
 namespace gpuscope::fake_nvml {
 
@@ -91,6 +92,9 @@ unsigned reading_as_unsigned(double value) {
 }
 
 nvmlReturn_t write_reading(const ApiCall& call, std::string_view name, unsigned* out) {
+  if (const auto modelled = modelled_reading(call.state(), call.device_index(), name)) {
+    return write_value(reading_as_unsigned(*modelled), out);
+  }
   const StepSeries* series = call.reading(name);
   if (series == nullptr) return NVML_ERROR_NOT_SUPPORTED;
   return write_value(reading_as_unsigned(series->at(call.now())), out);

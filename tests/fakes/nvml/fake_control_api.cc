@@ -1,11 +1,13 @@
 // The control API (fake_nvml_control.h). These functions take the state lock like the NVML
 // entry points but are not counted as NVML calls.
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <string>
 
 #include "fake_nvml_control.h"
 #include "fake_state.h"
+#include "power_model.h"
 
 namespace {
 
@@ -81,9 +83,72 @@ long long gpuscope_fake_nvml_call_count(const char* function_name) {
 
 unsigned gpuscope_fake_nvml_power_limit_set_mw(unsigned device_index) {
   std::lock_guard lock(fake::shared_state_mutex());
-  const auto& set = fake::shared_state().power_limit_set_mw;
-  const auto it = set.find(device_index);
-  return it == set.end() ? 0 : it->second;
+  const fake::Settings settings = fake::read_settings(fake::shared_state());
+  const auto it = settings.find(device_index);
+  return it == settings.end() ? 0 : it->second.power_limit_mw.value_or(0);
+}
+
+namespace {
+
+// The scenario's device `index` with a power_response, loading the scenario file the way
+// nvmlInit_v2 would; nullptr (and last_error says why) otherwise.
+const fake::Device* simulated_device(fake::State& state, unsigned index) {
+  if (!state.scenario) {
+    const char* path = std::getenv(fake::kScenarioEnvVar);
+    if (path == nullptr || *path == '\0') {
+      state.last_error = "no scenario loaded and no GPUSCOPE_FAKE_NVML_SCENARIO";
+      return nullptr;
+    }
+    if (install_or_record(state, [&] { return fake::load_scenario_file(path); }) != 0) {
+      return nullptr;
+    }
+  }
+  if (index >= state.scenario->devices.size()) {
+    state.last_error = "no GPU " + std::to_string(index) + " in the scenario";
+    return nullptr;
+  }
+  const fake::Device& device = state.scenario->devices[index];
+  if (!device.power_response) {
+    state.last_error = "GPU " + std::to_string(index) + " has no power_response";
+    return nullptr;
+  }
+  return &device;
+}
+
+}  // namespace
+
+int gpuscope_fake_nvml_start_workload(unsigned device_index, const char* curve, long pid) {
+  std::lock_guard lock(fake::shared_state_mutex());
+  fake::State& state = fake::shared_state();
+  const fake::Device* device = simulated_device(state, device_index);
+  if (device == nullptr) return 1;
+  if (curve == nullptr || !device->power_response->curves.contains(std::string_view(curve))) {
+    state.last_error = std::string("no curve '") + (curve ? curve : "") + "' on GPU " +
+                       std::to_string(device_index);
+    return 1;
+  }
+  fake::change_device_settings(state, device_index, [&](fake::DeviceSettings& settings) {
+    settings.workload = curve;
+    settings.workload_pid = pid;
+  });
+  return 0;
+}
+
+void gpuscope_fake_nvml_stop_workload(unsigned device_index) {
+  std::lock_guard lock(fake::shared_state_mutex());
+  fake::State& state = fake::shared_state();
+  if (simulated_device(state, device_index) == nullptr) return;
+  fake::change_device_settings(state, device_index, [](fake::DeviceSettings& settings) {
+    settings.workload.clear();
+    settings.workload_pid = 0;
+  });
+}
+
+double gpuscope_fake_nvml_workload_samples_per_second(unsigned device_index) {
+  std::lock_guard lock(fake::shared_state_mutex());
+  fake::State& state = fake::shared_state();
+  if (simulated_device(state, device_index) == nullptr) return -1.0;
+  return fake::operating_point(state, device_index)->samples_per_second;
 }
 
 }  // extern "C"

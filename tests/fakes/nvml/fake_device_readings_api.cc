@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "api_call.h"
+#include "power_model.h"
 
 using gpuscope::fake_nvml::ApiCall;
 using gpuscope::fake_nvml::write_reading;
@@ -11,6 +12,12 @@ using gpuscope::fake_nvml::write_value;
 namespace {
 
 nvmlReturn_t write_mask(const ApiCall& call, unsigned long long* out) {
+  if (const auto modelled = gpuscope::fake_nvml::modelled_reading(call.state(), call.device_index(),
+                                                                  "clock_event_reasons")) {
+    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *out = static_cast<unsigned long long>(*modelled);
+    return NVML_SUCCESS;
+  }
   const auto* reasons = call.reading("clock_event_reasons");
   if (reasons == nullptr) return NVML_ERROR_NOT_SUPPORTED;
   if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;

@@ -51,8 +51,24 @@ GPUSCOPE_FAKE_NVML_CONTROL_API unsigned gpuscope_fake_nvml_shutdown_count(void);
 GPUSCOPE_FAKE_NVML_CONTROL_API long long gpuscope_fake_nvml_call_count(const char* function_name);
 
 // The power limit (mW) last set on GPU `device_index` through a successful
-// nvmlDeviceSetPowerManagementLimit since the last load or reset; 0 if never set.
+// nvmlDeviceSetPowerManagementLimit since the last load or reset (with GPUSCOPE_FAKE_NVML_STATE:
+// as the state file records it, by any process); 0 if never set.
 GPUSCOPE_FAKE_NVML_CONTROL_API unsigned gpuscope_fake_nvml_power_limit_set_mw(
+    unsigned device_index);
+
+// The simulated workloads of a GPU with a "power_response" (README.md): curve `curve` starts
+// running on GPU `device_index` for process `pid` (when that process ends, the GPU is idle
+// again), so power, clocks, temperature and the workload's speed follow the power limit. With
+// GPUSCOPE_FAKE_NVML_STATE this is seen by every process loading the fake. Loads the
+// GPUSCOPE_FAKE_NVML_SCENARIO file when no scenario is loaded. Returns 0, or nonzero with
+// gpuscope_fake_nvml_last_error() saying why (no such GPU, no power_response, no such curve).
+GPUSCOPE_FAKE_NVML_CONTROL_API int gpuscope_fake_nvml_start_workload(unsigned device_index,
+                                                                     const char* curve, long pid);
+GPUSCOPE_FAKE_NVML_CONTROL_API void gpuscope_fake_nvml_stop_workload(unsigned device_index);
+
+// The running workload's samples per second at GPU `device_index`'s limit now (0 when idle);
+// negative when the GPU has no power_response.
+GPUSCOPE_FAKE_NVML_CONTROL_API double gpuscope_fake_nvml_workload_samples_per_second(
     unsigned device_index);
 
 #ifdef __cplusplus

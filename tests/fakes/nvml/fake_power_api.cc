@@ -18,7 +18,8 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t
 nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy) {
   ApiCall call(__func__);
   if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
-  const auto energy_mj = gpuscope::fake_nvml::total_energy_mj(call.device(), call.now());
+  const auto energy_mj =
+      gpuscope::fake_nvml::total_energy_mj(call.state(), call.device_index(), call.now());
   if (!energy_mj) return NVML_ERROR_NOT_SUPPORTED;
   if (energy == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   // A counter of whole millijoules, so it never runs ahead of the energy actually used.
@@ -70,6 +71,8 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDev
   const auto& limits = call.device().power_limits;
   if (!limits.min_mw || !limits.max_mw) return NVML_ERROR_NOT_SUPPORTED;
   if (limit < *limits.min_mw || limit > *limits.max_mw) return NVML_ERROR_INVALID_ARGUMENT;
-  call.state().power_limit_set_mw[call.device_index()] = limit;
+  gpuscope::fake_nvml::change_device_settings(
+      call.state(), call.device_index(),
+      [&](gpuscope::fake_nvml::DeviceSettings& settings) { settings.power_limit_mw = limit; });
   return NVML_SUCCESS;
 }

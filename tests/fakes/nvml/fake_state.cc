@@ -24,7 +24,7 @@ double current_time(const State& state) {
 
 void install_scenario(State& state, Scenario scenario) {
   state.scenario = std::move(scenario);
-  state.power_limit_set_mw.clear();
+  state.settings.clear();
   state.clock_origin.reset();
   if (state.init_refcount > 0) state.clock_origin = std::chrono::steady_clock::now();
 }

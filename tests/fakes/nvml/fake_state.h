@@ -10,6 +10,7 @@
 
 #include "fake_nvml_export.h"
 #include "scenario.h"
+#include "settings.h"
 
 // A GPM sample buffer: what nvmlGpmSampleGet recorded (nvml.h leaves the type opaque).
 struct nvmlGpmSample_st {
@@ -37,7 +38,7 @@ struct State {
   // Real time counts from here; set by the first successful nvmlInit_v2 after a load.
   std::optional<std::chrono::steady_clock::time_point> clock_origin;
 
-  std::map<unsigned, unsigned> power_limit_set_mw;  // by GPU index
+  Settings settings;  // without a state file (settings.h)
   std::map<const nvmlGpmSample_st*, std::unique_ptr<nvmlGpmSample_st>> gpm_samples;
 };
 
@@ -48,8 +49,8 @@ State& shared_state();
 // Scenario time now, in seconds.
 double current_time(const State& state);
 
-// Makes `scenario` the current one, forgetting what the last one's users changed (power limits)
-// and restarting the real clock.
+// Makes `scenario` the current one, forgetting what the last one's users changed in this
+// process (power limits; a state file is left as it is) and restarting the real clock.
 void install_scenario(State& state, Scenario scenario);
 
 // Reads and parses a scenario file. Throws ScenarioError.

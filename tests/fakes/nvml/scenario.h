@@ -94,6 +94,27 @@ struct Timeline {
   }
 };
 
+// How a workload's speed, power, clocks and temperature follow the power limit (the sweep's
+// simulation). `points` are (limit W, fraction of the speed at the maximum limit), sorted by
+// limit; between them the fraction is linear, outside them it holds the end values.
+struct WorkloadCurve {
+  double peak_samples_per_second = 0;
+  double max_draw_w = 0;  // what it draws uncapped; it draws min(limit, this)
+  std::vector<std::pair<double, double>> points;
+};
+
+// Present: power, energy, SM/graphics clock, GPU temperature, utilization and the power-cap
+// clock-event reason come from this model instead of the timeline, for the workload running on
+// the GPU (gpuscope_fake_nvml_start_workload) or for an idle GPU.
+struct PowerResponse {
+  double idle_power_w = 0;
+  double idle_sm_clock_mhz = 0;
+  double peak_sm_clock_mhz = 0;  // at fraction 1; scaled by the speed fraction below it
+  double ambient_c = 0;          // temperature = ambient_c + c_per_w x power
+  double c_per_w = 0;
+  std::map<std::string, WorkloadCurve, std::less<>> curves;
+};
+
 struct Device {
   std::string name;
   std::string uuid;
@@ -121,6 +142,7 @@ struct Device {
   std::set<std::string, std::less<>> unsupported_functions;
   std::set<unsigned> unsupported_fields;
   std::optional<double> lost_at_t;
+  std::optional<PowerResponse> power_response;
   Timeline timeline;
 };
 

@@ -206,6 +206,54 @@ void parse_failures(ObjectReader& reader, Device& device) {
   device.lost_at_t = reader.optional<double>("lost_at_t");
 }
 
+WorkloadCurve parse_curve(const nlohmann::json& json, const std::string& path) {
+  ObjectReader reader(json, path);
+  WorkloadCurve curve;
+  curve.peak_samples_per_second = reader.required<double>("peak_samples_per_second");
+  curve.max_draw_w = reader.required<double>("max_draw_w");
+  const nlohmann::json* points = reader.child("points");
+  const std::string points_path = reader.path_of("points");
+  if (points == nullptr || !points->is_array() || points->size() < 2) {
+    throw ScenarioError(points_path + ": expected at least two [limit_w, fraction] pairs");
+  }
+  for (std::size_t i = 0; i < points->size(); ++i) {
+    const std::string item = points_path + "[" + std::to_string(i) + "]";
+    const nlohmann::json& pair = (*points)[i];
+    if (!pair.is_array() || pair.size() != 2)
+      throw ScenarioError(item + ": expected [limit_w, fraction]");
+    const double limit_w = json_as<double>(pair[0], item + "[0]");
+    const double fraction = json_as<double>(pair[1], item + "[1]");
+    if (!curve.points.empty() && limit_w <= curve.points.back().first) {
+      throw ScenarioError(item + ": limits must increase");
+    }
+    curve.points.emplace_back(limit_w, fraction);
+  }
+  reader.finish();
+  return curve;
+}
+
+std::optional<PowerResponse> parse_power_response(ObjectReader& parent) {
+  const nlohmann::json* json = parent.child("power_response");
+  if (json == nullptr) return std::nullopt;
+  ObjectReader reader(*json, parent.path_of("power_response"));
+  PowerResponse response;
+  response.idle_power_w = reader.required<double>("idle_power_w");
+  response.idle_sm_clock_mhz = reader.required<double>("idle_sm_clock_mhz");
+  response.peak_sm_clock_mhz = reader.required<double>("peak_sm_clock_mhz");
+  response.ambient_c = reader.required<double>("ambient_c");
+  response.c_per_w = reader.required<double>("c_per_w");
+  const nlohmann::json* curves = reader.child("curves");
+  const std::string curves_path = reader.path_of("curves");
+  if (curves == nullptr || !curves->is_object()) {
+    throw ScenarioError(curves_path + ": expected an object of named curves");
+  }
+  for (const auto& [name, curve] : curves->items()) {
+    response.curves.emplace(name, parse_curve(curve, curves_path + "." + name));
+  }
+  reader.finish();
+  return response;
+}
+
 }  // namespace
 
 Device parse_device(const nlohmann::json& json, const std::string& path, unsigned index) {
@@ -243,6 +291,7 @@ Device parse_device(const nlohmann::json& json, const std::string& path, unsigne
     nvlink_reader.finish();
   }
   parse_failures(reader, device);
+  device.power_response = parse_power_response(reader);
   if (const nlohmann::json* timeline = reader.child("timeline")) {
     device.timeline = parse_timeline(*timeline, reader.path_of("timeline"));
   }

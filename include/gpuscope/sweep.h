@@ -1,0 +1,211 @@
+// The power-limit sweep: how a workload's speed and energy follow a GPU's power limit, and the
+// limit that keeps 80/90/95 % of the speed for far less energy (seeds/000).
+//
+// A sweep lowers the power limit of the chosen GPUs step by step from the maximum while ONE
+// workload process runs throughout (its speed comes from the JSON lines it prints,
+// {"samples_per_second": X}), and at each limit measures windows of speed, energy, power,
+// clocks, temperatures and throttle reasons.
+//
+// What it changes, and how that is undone (README: "Power-limit sweeps"):
+//   - nothing without SweepOptions::allow_power_changes; a dry run never calls a setter;
+//   - only the power limit: never persistence mode, compute mode, MIG or application clocks;
+//   - before the first change, each GPU's prior limit is written to a journal file in the state
+//     directory (atomically, fsync'd), and a guardian process is running that restores the
+//     journal as soon as its pipe to the sweeping process closes (that process was killed);
+//   - the prior limit (not the maximum) is restored at the end, on SIGINT/SIGTERM/SIGHUP and on
+//     any error (an RAII guard); what survives both processes (power loss, both killed) is
+//     restored by restore_leftover_limits(), which every gpuscope command calls at start;
+//   - a GPU is swept by one process at a time (a lock file per GPU in the state directory).
+#pragma once
+
+#include <sys/types.h>
+
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::store {
+struct RunData;
+}
+
+namespace gpuscope::sweep {
+
+// The JSON document's "kind" and "schema_version" (pinned by tests/sweep).
+inline constexpr const char* kSweepJsonKind = "gpuscope.sweep";
+inline constexpr int kSweepSchemaVersion = 1;
+
+// The journals' and locks' folder: $GPUSCOPE_STATE_DIR if set; else /var/lib/gpuscope for root;
+// else $XDG_STATE_HOME/gpuscope, or ~/.local/state/gpuscope without XDG_STATE_HOME.
+std::string default_state_dir();
+
+// Whether this process may change power limits: root's usual effective CAP_SYS_ADMIN (the
+// driver checks that capability). The driver has the last word: a refusal still ends a sweep
+// with permission_denied before its workload starts.
+bool has_power_change_privilege();
+
+struct LimitRange {
+  double from_w = 0;  // the first (highest) limit
+  double to_w = 0;    // the last (lowest)
+  double step_w = 0;  // > 0
+};
+
+struct SweepOptions {
+  std::vector<std::string> gpus;     // NVML indices or UUIDs; empty: every GPU
+  std::vector<std::string> command;  // the workload: argv, run without a shell
+  bool allow_power_changes = false;
+  // Prints the plan, the prior limits and the privilege check, and measures the workload at the
+  // current limit only. Never changes anything.
+  bool dry_run = false;
+  std::optional<LimitRange> limits;  // absent: max -> min in steps of ~5 % of the max
+  bool refine = true;                // extra points between those that bracket the knees
+  double window_s = 5.0;             // one measurement window
+  double warmup_s = 10.0;            // after each change, before the first window
+  double cooldown_s = 0.0;           // an extra wait before each point's warm-up
+  int min_windows = 2;               // windows per point (>= 2)
+  int max_windows = 6;               // more when the first ones disagree (unstable)
+  double stable_tolerance = 0.03;    // windows within this relative spread are stable
+  std::string state_dir;             // "" -> default_state_dir()
+  // The guardian's command line without its last argument (the sweeping process's PID, which
+  // the sweep appends), e.g. {"/usr/bin/gpuscope", "sweep", "--guardian-for"}; empty: no
+  // guardian (only in-process tests do that).
+  std::vector<std::string> guardian_argv;
+};
+
+// What one GPU did at one point, over the point's accepted windows.
+struct GpuReading {
+  unsigned gpu = 0;
+  std::optional<double> enforced_limit_w;  // read back after setting the limit
+  std::optional<double> energy_j;
+  bool energy_from_counter = true;  // false: integrated from power samples
+  std::optional<double> power_avg_w;
+  std::optional<double> power_peak_w;
+  std::optional<double> sm_clock_avg_hz;
+  std::optional<double> memory_clock_avg_hz;
+  std::optional<double> temperature_avg_c;
+  std::optional<double> temperature_max_c;
+  std::optional<double> memory_temperature_avg_c;
+  std::optional<double> fan_avg;             // 0..1
+  std::map<std::string, double> throttle_s;  // reason name -> seconds held in the windows
+};
+
+struct Point {
+  double limit_w = 0;
+  bool refined = false;                // added to bracket a knee
+  std::optional<std::string> skipped;  // why it has no measurement
+  double started_s = 0;                // since the sweep began (thermal drift shows against it)
+  std::vector<double> window_samples_per_second;
+  bool stable = false;  // the accepted windows agree within stable_tolerance
+  double samples_per_second = 0;
+  double seconds = 0;  // measured (accepted windows)
+  // All swept GPUs together.
+  std::optional<double> energy_j;
+  bool energy_from_counter = true;
+  std::optional<double> power_avg_w;
+  std::optional<double> joules_per_sample;
+  std::optional<double> temperature_max_c;  // the hottest GPU's mean
+  std::vector<GpuReading> gpus;
+};
+
+struct Knee {
+  double fraction = 0;  // of the fastest point's speed
+  double limit_w = 0;
+  bool at_lowest_limit = false;  // reached already at the lowest limit measured
+};
+
+// The seed's answer: "330 W: -10 % speed, -25 % energy, -5 C", against the maximum limit's
+// point and against the limit the GPUs had before the sweep.
+struct Recommendation {
+  double limit_w = 0;  // the 90 % knee, rounded to 5 W
+  struct Change {
+    double reference_limit_w = 0;
+    double speed = 0;                     // relative: -0.10
+    double energy = 0;                    // J/sample, relative
+    std::optional<double> temperature_c;  // difference in degrees
+  };
+  Change vs_max;
+  std::optional<Change> vs_prior;  // absent when the prior limit is the maximum
+  std::string text;
+};
+
+struct GpuPrior {
+  unsigned index = 0;
+  std::string uuid;
+  std::string name;
+  double prior_limit_w = 0;
+  std::optional<double> default_limit_w;
+  double min_limit_w = 0;
+  double max_limit_w = 0;
+};
+
+struct SweepResult {
+  std::vector<std::string> command;
+  bool dry_run = false;
+  bool privileged = false;  // has_power_change_privilege()
+  std::string state_dir;
+  std::vector<GpuPrior> gpus;
+  std::vector<double> plan_w;  // the planned limits, high to low (refinements not included)
+  std::vector<Point> points;   // in measured order
+  std::vector<Knee> knees;     // 0.8, 0.9, 0.95 (those found)
+  std::optional<double> min_energy_limit_w;
+  std::optional<double> min_energy_delay_limit_w;
+  std::optional<Recommendation> recommendation;
+  // Restores done at the end ("GPU 0: 390 W restored (was 330 W)") and those that failed.
+  std::vector<std::string> restore_notes;
+  bool restored_all = true;
+  double started_unix_s = 0;
+  double wall_s = 0;
+  // Why the sweep ended early (cancelled, gpu_lost, the workload ended, ...); ok when complete.
+  // The points measured until then are kept.
+  Status stopped;
+};
+
+// The planned limits, high to low, clamped to [min_w, max_w]: `range` when given, else from
+// max_w down to min_w in steps of 5 % of max_w (rounded to whole watts), min_w always last.
+// Fails with invalid_argument for a range with no step or no limit inside the constraints.
+Result<std::vector<double>> plan_limits(double min_w, double max_w,
+                                        const std::optional<LimitRange>& range);
+
+// Limits to add so that each knee is bracketed more closely: the midpoint (whole watts) of
+// the two measured limits around each knee, when they are more than `resolution_w` apart and
+// the midpoint was not measured.
+std::vector<double> refine_limits(const std::vector<Point>& points,
+                                  const std::vector<double>& fractions, double resolution_w = 6);
+
+// Knees, minimum-energy and minimum energy-delay points, recommendation, from result.points.
+void compute_answers(SweepResult& result);
+
+// Runs the sweep. Fails before any change with invalid_argument (no command, bad options,
+// changes not allowed), permission_denied (not privileged, or the driver refuses), not_supported
+// (a GPU whose limit cannot be set), io_error (state directory, another sweep holds a GPU);
+// once running, a failure is SweepResult::stopped and the limits are restored regardless.
+// Progress lines go to `progress`.
+Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progress);
+
+// Restores the journals left in `state_dir` by sweeps that are no longer running (their GPU's
+// lock is free), says so on `out`, and removes them. With `only_pid`, just that sweep's
+// journals, waiting for its locks (the guardian). Returns how many limits were restored; fails
+// only when a journal could not be restored (it is kept for the next try, except for a GPU that
+// is gone: a reset GPU starts at its default limit).
+Result<int> restore_leftover_limits(const std::string& state_dir, std::ostream& out,
+                                    std::optional<pid_t> only_pid = std::nullopt);
+
+// The guardian's body: ignores SIGINT/SIGTERM/SIGHUP, writes "ready" to stdout, waits for EOF
+// on stdin (the sweeping process `sweep_pid` closed its pipe: it ended or was killed), then
+// restores that process's journals. Returns an exit code.
+int run_guardian(const std::string& state_dir, pid_t sweep_pid);
+
+// Output.
+nlohmann::json sweep_to_json(const SweepResult& result);
+void print_sweep(const SweepResult& result, std::ostream& out);
+// The sweep as a store run of kind "sweep": per point samples_per_s and energy_per_sample_j
+// (tagged power_limit_w and mode, as the report's sweep section reads them), and per GPU its
+// power, energy, SM clock and temperature; the knees as power_limit_knee_w (tagged fraction).
+store::RunData sweep_to_run(const SweepResult& result, const std::string& command_line);
+
+}  // namespace gpuscope::sweep

@@ -1,0 +1,132 @@
+#include "sweep/guardian.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "gpuscope/sweep.h"
+
+extern char** environ;
+
+namespace gpuscope::sweep {
+namespace detail {
+namespace {
+
+Status spawn_error(const std::string& what, int error) {
+  return Status(Code::internal, fmt::format("cannot start the sweep's guardian: {}: {}", what,
+                                            std::strerror(error)));
+}
+
+// Reads the guardian's first line from `fd`, for at most `timeout_ms`.
+bool got_ready(int fd, int timeout_ms) {
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (text.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(left));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) return false;
+    char buffer[64];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text.starts_with("ready");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Guardian>> Guardian::start(std::vector<std::string> argv) {
+  argv.push_back(std::to_string(::getpid()));
+  int control[2], ready[2];
+  if (::pipe2(control, O_CLOEXEC) != 0) return spawn_error("pipe", errno);
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    const int error = errno;
+    ::close(control[0]);
+    ::close(control[1]);
+    return spawn_error("pipe", error);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, control[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, ready[1], STDOUT_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes,
+                           static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF));
+  std::vector<char*> args;
+  for (std::string& arg : argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(control[0]);
+  ::close(ready[1]);
+  if (rc != 0) {
+    ::close(control[1]);
+    ::close(ready[0]);
+    return spawn_error(argv[0], rc);
+  }
+  const bool is_ready = got_ready(ready[0], 10'000);
+  ::close(ready[0]);
+  auto guardian = std::unique_ptr<Guardian>(new Guardian(pid, control[1]));
+  if (!is_ready) {
+    return Status(
+        Code::internal,
+        fmt::format("the sweep's guardian ({}) did not start; nothing was changed", argv[0]));
+  }
+  return guardian;
+}
+
+Guardian::~Guardian() {
+  ::close(pipe_fd_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const pid_t done = ::waitpid(pid_, nullptr, WNOHANG);
+    if (done == pid_ || (done < 0 && errno != EINTR)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace detail
+
+int run_guardian(const std::string& state_dir, pid_t sweep_pid) {
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);
+  const char ready[] = "ready\n";
+  if (::write(STDOUT_FILENO, ready, sizeof ready - 1) < 0) return 1;
+  ::close(STDOUT_FILENO);
+  char buffer[256];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0 && errno != EINTR) break;
+  }
+  auto restored = restore_leftover_limits(state_dir, std::cerr, sweep_pid);
+  return restored.ok() ? 0 : 1;
+}
+
+}  // namespace gpuscope::sweep

@@ -1,0 +1,67 @@
+// Which limits a sweep visits: the coarse plan, then the points that bracket the knees.
+#include <algorithm>
+#include <cmath>
+
+#include "gpuscope/sweep.h"
+#include "report/knee.h"
+
+namespace gpuscope::sweep {
+
+Result<std::vector<double>> plan_limits(double min_w, double max_w,
+                                        const std::optional<LimitRange>& range) {
+  if (!(min_w > 0) || !(max_w >= min_w)) {
+    return Status(Code::invalid_argument, "the GPU reports no usable power-limit range");
+  }
+  double high = max_w, low = min_w, step = std::round(0.05 * max_w);
+  if (range) {
+    if (!(range->step_w > 0)) {
+      return Status(Code::invalid_argument, "--limits needs a positive step (FROM:TO:STEP)");
+    }
+    high = std::min(max_w, std::max(range->from_w, range->to_w));
+    low = std::max(min_w, std::min(range->from_w, range->to_w));
+    step = range->step_w;
+    if (high < low) {
+      return Status(Code::invalid_argument, "--limits lies outside the GPU's power-limit range (" +
+                                                std::to_string(static_cast<int>(min_w)) + "-" +
+                                                std::to_string(static_cast<int>(max_w)) + " W)");
+    }
+  }
+  step = std::max(step, 1.0);
+  std::vector<double> plan;
+  for (double limit = high; limit > low + 0.5; limit -= step) plan.push_back(limit);
+  plan.push_back(low);
+  return plan;
+}
+
+std::vector<double> refine_limits(const std::vector<Point>& points,
+                                  const std::vector<double>& fractions, double resolution_w) {
+  std::vector<report::detail::SweepPoint> measured;
+  for (const Point& p : points) {
+    if (!p.skipped) measured.push_back({p.limit_w, p.samples_per_second});
+  }
+  std::sort(measured.begin(), measured.end(),
+            [](const auto& a, const auto& b) { return a.power_limit_w < b.power_limit_w; });
+  std::vector<double> extra;
+  for (double fraction : fractions) {
+    const auto knee = report::detail::find_knee(measured, fraction);
+    if (!knee || knee->at_lowest_limit) continue;
+    // The measured limits on either side of the knee.
+    const auto above =
+        std::lower_bound(measured.begin(), measured.end(), knee->power_limit_w,
+                         [](const auto& p, double w) { return p.power_limit_w < w; });
+    if (above == measured.begin() || above == measured.end()) continue;
+    const double hi = above->power_limit_w;
+    const double lo = std::prev(above)->power_limit_w;
+    if (hi - lo <= resolution_w) continue;
+    const double mid = std::round((hi + lo) / 2);
+    const bool known = std::any_of(points.begin(), points.end(),
+                                   [&](const Point& p) { return std::abs(p.limit_w - mid) < 0.5; });
+    const bool planned =
+        std::any_of(extra.begin(), extra.end(), [&](double w) { return std::abs(w - mid) < 0.5; });
+    if (!known && !planned) extra.push_back(mid);
+  }
+  std::sort(extra.rbegin(), extra.rend());
+  return extra;
+}
+
+}  // namespace gpuscope::sweep

@@ -1,0 +1,530 @@
+// The sweep itself: checks, journal and guardian, then set -> verify -> warm up -> measure at
+// each limit while one workload runs, then restore.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <thread>
+
+#include "gpuscope/sweep.h"
+#include "gpuscope/telemetry.h"
+#include "sweep/guardian.h"
+#include "sweep/journal.h"
+#include "sweep/limit_guard.h"
+#include "sweep/workload.h"
+
+namespace gpuscope::sweep {
+namespace {
+
+using detail::JournalEntry;
+using telemetry::Metric;
+
+constexpr double kKneeFractions[] = {0.8, 0.9, 0.95};
+
+// SIGINT, SIGTERM and SIGHUP set a flag the sweep polls, while one of these lives; the previous
+// handlers come back when it is destroyed.
+class SignalWatch {
+ public:
+  SignalWatch() {
+    received_ = 0;
+    struct sigaction action {};
+    action.sa_handler = [](int signal) { received_ = signal; };
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &old_[i]);
+  }
+  ~SignalWatch() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  SignalWatch(const SignalWatch&) = delete;
+  SignalWatch& operator=(const SignalWatch&) = delete;
+
+  static int received() { return received_; }
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  static inline volatile std::sig_atomic_t received_ = 0;
+  std::array<struct sigaction, 3> old_{};
+};
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The samples of every swept GPU, appended by the sampler's thread.
+class Recording {
+ public:
+  void add(telemetry::Tick&& tick) {
+    std::lock_guard lock(mutex_);
+    last_t_ = tick.t_s;
+    for (telemetry::GpuSample& sample : tick.gpus) {
+      if (sample.lost) lost_ = true;
+      samples_[sample.gpu].push_back(std::move(sample));
+    }
+  }
+  std::vector<telemetry::GpuSample> of(unsigned gpu) const {
+    std::lock_guard lock(mutex_);
+    const auto it = samples_.find(gpu);
+    return it == samples_.end() ? std::vector<telemetry::GpuSample>{} : it->second;
+  }
+  double last_t() const {
+    std::lock_guard lock(mutex_);
+    return last_t_;
+  }
+  bool lost() const {
+    std::lock_guard lock(mutex_);
+    return lost_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<unsigned, std::vector<telemetry::GpuSample>> samples_;
+  double last_t_ = -1;
+  bool lost_ = false;
+};
+
+struct Target {
+  nvml::Device device;
+  GpuPrior prior;
+};
+
+Result<std::vector<Target>> resolve_gpus(const nvml::Session& session,
+                                         const std::vector<std::string>& wanted) {
+  std::vector<nvml::Device> devices;
+  if (wanted.empty()) {
+    auto count = session.device_count();
+    if (!count.ok()) return count.status();
+    if (*count == 0) return Status(Code::no_device, "the driver reports no GPU");
+    for (unsigned i = 0; i < *count; ++i) {
+      auto device = session.device_by_index(i);
+      if (!device.ok()) return device.status();
+      devices.push_back(*device);
+    }
+  } else {
+    for (const std::string& id : wanted) {
+      const bool is_index = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
+      auto device = is_index ? session.device_by_index(static_cast<unsigned>(std::stoul(id)))
+                             : session.device_by_uuid(id);
+      if (!device.ok()) {
+        if (device.code() == Code::gpu_lost) return device.status();
+        return Status(Code::invalid_argument, fmt::format("no GPU {}", id));
+      }
+      devices.push_back(*device);
+    }
+  }
+  std::vector<Target> targets;
+  for (const nvml::Device& device : devices) {
+    GpuPrior prior;
+    prior.index = device.index();
+    prior.uuid = device.uuid().value_or("");
+    prior.name = device.name().value_or("");
+    auto range = device.power_limit_range_w();
+    auto limit = device.power_limit_w();
+    if (!range.ok() || !limit.ok()) {
+      const Status why = range.ok() ? limit.status() : range.status();
+      if (why.code() == Code::gpu_lost || why.code() == Code::permission_denied) return why;
+      return Status(Code::not_supported,
+                    fmt::format("GPU {} ({}): its power limit cannot be set on this GPU or "
+                                "driver: {}",
+                                prior.index, prior.name, why.message()));
+    }
+    prior.prior_limit_w = *limit;
+    prior.min_limit_w = range->first;
+    prior.max_limit_w = range->second;
+    if (auto default_limit = device.default_power_limit_w(); default_limit.ok()) {
+      prior.default_limit_w = *default_limit;
+    }
+    targets.push_back({device, prior});
+  }
+  return targets;
+}
+
+Status check_options(const SweepOptions& o) {
+  if (o.command.empty()) {
+    return Status(Code::invalid_argument,
+                  "no workload: give its command after --, e.g. gpuscope sweep "
+                  "--allow-power-changes -- python train.py (it prints {\"samples_per_second\": "
+                  "X} lines)");
+  }
+  if (!(o.window_s > 0) || o.warmup_s < 0 || o.cooldown_s < 0) {
+    return Status(Code::invalid_argument,
+                  "--window must be positive, --warmup and --cooldown "
+                  "not negative");
+  }
+  if (o.min_windows < 2 || o.max_windows < o.min_windows) {
+    return Status(Code::invalid_argument, "at least two windows per point are measured");
+  }
+  if (!o.dry_run && !o.allow_power_changes) {
+    return Status(Code::invalid_argument,
+                  "a sweep changes the GPUs' power limits: add --allow-power-changes to let it "
+                  "(they are restored afterwards in every case), or --dry-run to see the plan "
+                  "and measure at the current limit without changing anything");
+  }
+  return {};
+}
+
+std::string privilege_hint() {
+  return "changing a GPU's power limit needs root or CAP_SYS_ADMIN: run it as root (sudo "
+         "gpuscope sweep ...). Nothing was changed";
+}
+
+// The sweep's moving parts while it runs.
+class Sweeper {
+ public:
+  Sweeper(const SweepOptions& options, std::vector<Target>& targets, std::ostream& progress,
+          SweepResult& result)
+      : o_(options), targets_(targets), progress_(progress), result_(result) {}
+
+  Status start(const nvml::Session& session) {
+    telemetry::SamplerOptions sampling;
+    const auto interval = std::chrono::milliseconds(std::clamp<long>(
+        std::lround(o_.window_s * 1000 / 10), telemetry::kMinInterval.count(), 100));
+    sampling.interval = interval;
+    sampling.processes = false;
+    // Every window needs its own energy readings: no reading moves to the once-a-second rounds
+    // for its cost (the energy counter would then straddle the limit changes).
+    sampling.slow_reading_threshold_s = 1.0;
+    for (const Target& t : targets_) sampling.gpus.push_back(std::to_string(t.prior.index));
+    auto sampler = telemetry::Sampler::open(session, sampling);
+    if (!sampler.ok()) return sampler.status();
+    sampler_ = std::move(sampler).value();
+    sampler_->start([this](telemetry::Tick&& tick) { recording_.add(std::move(tick)); });
+    auto workload = detail::Workload::start(o_.command, sampler_->origin(), progress_);
+    if (!workload.ok()) return workload.status();
+    workload_ = std::move(workload).value();
+    return {};
+  }
+
+  void stop() noexcept {
+    if (workload_) workload_->stop();
+    if (sampler_) sampler_->stop();
+  }
+
+  // Why the sweep must stop now, or ok.
+  Status interrupted() const {
+    if (const int signal = SignalWatch::received(); signal != 0) {
+      return Status(Code::cancelled, fmt::format("stopped by {}", signal_name(signal)));
+    }
+    if (recording_.lost()) return Status(Code::gpu_lost, "a swept GPU stopped answering");
+    if (const auto exit = workload_->ended()) {
+      return Status(Code::internal,
+                    fmt::format("the workload ended ({}) before the sweep did", exit->describe()));
+    }
+    return {};
+  }
+
+  // Waits `seconds`, returning early with the reason to stop.
+  Status wait(double seconds) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      GPUSCOPE_RETURN_IF_ERROR(interrupted());
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return interrupted();
+  }
+
+  // Sets every GPU to `limit_w` (unless null: the dry run's current limit) and measures.
+  // Fails only when the sweep must stop; a point that could not be measured is skipped.
+  Status measure(std::optional<double> limit_w, bool refined) {
+    Point point;
+    point.limit_w = limit_w.value_or(targets_.front().prior.prior_limit_w);
+    point.refined = refined;
+    point.started_s = workload_->now_s();
+    std::map<unsigned, double> enforced;
+    for (const Target& t : targets_) {
+      if (limit_w) {
+        const Status set = t.device.set_power_limit_w(*limit_w);
+        if (set.code() == Code::gpu_lost) return set;
+        if (!set.ok()) {
+          point.skipped = fmt::format("GPU {}: setting {:.0f} W failed: {}", t.prior.index,
+                                      *limit_w, set.message());
+          break;
+        }
+      }
+      const auto read_back = t.device.enforced_power_limit_w();
+      if (read_back.code() == Code::gpu_lost) return read_back.status();
+      if (read_back.ok()) {
+        enforced[t.prior.index] = *read_back;
+        if (limit_w && std::abs(*read_back - *limit_w) > 1.0) {
+          point.skipped = fmt::format(
+              "GPU {}: the enforced limit is {:.0f} W, not the {:.0f} W "
+              "set (another limiter holds it)",
+              t.prior.index, *read_back, *limit_w);
+          break;
+        }
+      }
+    }
+    if (!point.skipped) {
+      GPUSCOPE_RETURN_IF_ERROR(wait(o_.cooldown_s + o_.warmup_s));
+      GPUSCOPE_RETURN_IF_ERROR(measure_windows(point, enforced));
+    }
+    report(point);
+    result_.points.push_back(std::move(point));
+    return {};
+  }
+
+ private:
+  Status measure_windows(Point& point, const std::map<unsigned, double>& enforced) {
+    std::vector<std::pair<double, double>> spans;  // accepted windows, sampler clock
+    std::vector<double> rates;
+    for (int k = 0; k < o_.max_windows; ++k) {
+      const double t0 = workload_->now_s();
+      GPUSCOPE_RETURN_IF_ERROR(wait(o_.window_s));
+      const double t1 = workload_->now_s();
+      const auto lines = workload_->rates_between(t0, t1);
+      if (lines.empty()) continue;
+      double sum = 0;
+      for (double r : lines) sum += r;
+      spans.emplace_back(t0, t1);
+      rates.push_back(sum / static_cast<double>(lines.size()));
+      if (static_cast<int>(rates.size()) >= o_.min_windows && stable(rates)) break;
+    }
+    if (static_cast<int>(rates.size()) < o_.min_windows) {
+      point.skipped = fmt::format(
+          "the workload printed no {{\"samples_per_second\": X}} line in {} of {} windows of "
+          "{:g} s (make --window longer than its reporting interval)",
+          o_.max_windows - static_cast<int>(rates.size()), o_.max_windows, o_.window_s);
+      return {};
+    }
+    // The last min_windows windows (the settled ones) count.
+    const std::size_t first = rates.size() - static_cast<std::size_t>(o_.min_windows);
+    point.window_samples_per_second = rates;
+    point.stable = stable(rates);
+    double sum = 0;
+    for (std::size_t i = first; i < rates.size(); ++i) sum += rates[i];
+    point.samples_per_second = sum / static_cast<double>(rates.size() - first);
+    const double t0 = spans[first].first, t1 = spans.back().second;
+    point.seconds = t1 - t0;
+    // Let the sampler cover the end of the last window.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (recording_.last_t() < t1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    read_gpus(point, enforced, t0, t1);
+    return {};
+  }
+
+  bool stable(const std::vector<double>& rates) const {
+    const auto last = rates.end() - o_.min_windows;
+    const auto [lo, hi] = std::minmax_element(last, rates.end());
+    return *hi <= 0 || (*hi - *lo) / *hi <= o_.stable_tolerance;
+  }
+
+  void read_gpus(Point& point, const std::map<unsigned, double>& enforced, double t0, double t1) {
+    double energy = 0, seconds = 0;
+    bool all_energy = true;
+    for (const Target& t : targets_) {
+      const std::vector<telemetry::GpuSample> samples = recording_.of(t.prior.index);
+      GpuReading g;
+      g.gpu = t.prior.index;
+      if (const auto it = enforced.find(g.gpu); it != enforced.end())
+        g.enforced_limit_w = it->second;
+      if (const auto e = telemetry::energy_between(samples, t0, t1); e && e->seconds > 0) {
+        g.energy_j = e->joules;
+        g.energy_from_counter = e->source == telemetry::EnergySource::counter;
+        g.power_avg_w = e->joules / e->seconds;
+        energy += e->joules;
+        seconds = std::max(seconds, e->seconds);
+        point.energy_from_counter = point.energy_from_counter && g.energy_from_counter;
+      } else {
+        all_energy = false;
+      }
+      auto mean = [&](Metric m) -> std::optional<double> {
+        const auto c = telemetry::mean_between(samples, m, t0, t1);
+        return c ? std::optional<double>(c->value) : std::nullopt;
+      };
+      g.power_peak_w = telemetry::peak_between(samples, Metric::power_w, t0, t1);
+      g.sm_clock_avg_hz = mean(Metric::sm_clock_hz);
+      g.memory_clock_avg_hz = mean(Metric::memory_clock_hz);
+      g.temperature_avg_c = mean(Metric::temperature_c);
+      g.temperature_max_c = telemetry::peak_between(samples, Metric::temperature_c, t0, t1);
+      g.memory_temperature_avg_c = mean(Metric::memory_temperature_c);
+      g.fan_avg = mean(Metric::fan_speed);
+      for (const auto& [reason, time] : telemetry::throttle_between(samples, t0, t1)) {
+        g.throttle_s[std::string(nvml::throttle_reason_name(reason))] = time.seconds;
+      }
+      if (g.temperature_avg_c) {
+        point.temperature_max_c =
+            std::max(point.temperature_max_c.value_or(-1e9), *g.temperature_avg_c);
+      }
+      point.gpus.push_back(std::move(g));
+    }
+    if (all_energy && seconds > 0) {
+      point.energy_j = energy;
+      point.power_avg_w = energy / seconds;
+      if (point.samples_per_second > 0) {
+        point.joules_per_sample = *point.power_avg_w / point.samples_per_second;
+      }
+    }
+  }
+
+  void report(const Point& p) {
+    if (p.skipped) {
+      progress_ << fmt::format("  {:>5.0f} W  skipped: {}\n", p.limit_w, *p.skipped);
+      return;
+    }
+    progress_ << fmt::format(
+        "  {:>5.0f} W  {:>10.2f} samples/s  {:>7} W avg  {:>9} J/sample  {:>5} °C{}{}\n", p.limit_w,
+        p.samples_per_second, p.power_avg_w ? fmt::format("{:.1f}", *p.power_avg_w) : "-",
+        p.joules_per_sample ? fmt::format("{:.3f}", *p.joules_per_sample) : "-",
+        p.temperature_max_c ? fmt::format("{:.0f}", *p.temperature_max_c) : "-",
+        p.stable ? "" : "  (unstable)", p.refined ? "  (knee)" : "");
+    progress_.flush();
+  }
+
+  const SweepOptions& o_;
+  std::vector<Target>& targets_;
+  std::ostream& progress_;
+  SweepResult& result_;
+  Recording recording_;
+  std::unique_ptr<telemetry::Sampler> sampler_;
+  std::unique_ptr<detail::Workload> workload_;
+};
+
+// The dry run: measures at the current limit, changes nothing.
+Status dry_run(const nvml::Session& session, const SweepOptions& options,
+               std::vector<Target>& targets, std::ostream& progress, SweepResult& result) {
+  SignalWatch signals;
+  Sweeper sweeper(options, targets, progress, result);
+  Status status = sweeper.start(session);
+  if (status.ok()) status = sweeper.measure(std::nullopt, false);
+  sweeper.stop();
+  return status;
+}
+
+Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
+                    std::vector<Target>& targets, std::ostream& progress, SweepResult& result) {
+  GPUSCOPE_RETURN_IF_ERROR(detail::ensure_state_dir(result.state_dir));
+  // Declared first so that it outlives the locks: when its pipe closes, it must be able to take
+  // them to restore what this process could not.
+  std::unique_ptr<detail::Guardian> guardian;
+  std::vector<std::unique_ptr<detail::GpuLock>> locks;
+  for (const Target& t : targets) {
+    auto lock = detail::GpuLock::acquire(result.state_dir, t.prior.uuid, false);
+    if (!lock.ok()) return lock.status();
+    locks.push_back(std::move(lock).value());
+  }
+  SignalWatch signals;  // before anything changes: a signal now is a stop, not a death
+  if (!options.guardian_argv.empty()) {
+    auto started = detail::Guardian::start(options.guardian_argv);
+    if (!started.ok()) return started.status();
+    guardian = std::move(started).value();
+  }
+  std::vector<JournalEntry> entries;
+  for (const Target& t : targets) {
+    JournalEntry entry;
+    entry.uuid = t.prior.uuid;
+    entry.index = t.prior.index;
+    entry.name = t.prior.name;
+    entry.prior_limit_w = t.prior.prior_limit_w;
+    entry.pid = ::getpid();
+    entry.guardian_pid = guardian ? guardian->pid() : 0;
+    entry.written_unix_s = unix_now_s();
+    GPUSCOPE_RETURN_IF_ERROR(detail::write_journal(result.state_dir, entry));
+    entries.push_back(entry);
+  }
+  progress << fmt::format("journal of the prior limits: {}\n",
+                          detail::journal_path(result.state_dir, "<UUID>"));
+  detail::LimitGuard guard(session, result.state_dir, entries);
+
+  // The driver's own answer, before the workload starts: the prior limit again changes nothing.
+  for (const Target& t : targets) {
+    const Status probe = t.device.set_power_limit_w(t.prior.prior_limit_w);
+    if (!probe.ok()) {
+      guard.release_unchanged();
+      if (probe.code() == Code::permission_denied) {
+        return Status(Code::permission_denied,
+                      fmt::format("the driver refused to set GPU {}'s power limit ({}); {}",
+                                  t.prior.index, probe.message(), privilege_hint()));
+      }
+      return probe.with_context(
+          fmt::format("GPU {}: the power limit cannot be set; nothing "
+                      "was changed",
+                      t.prior.index));
+    }
+  }
+
+  Sweeper sweeper(options, targets, progress, result);
+  Status status = sweeper.start(session);
+  for (std::size_t i = 0; status.ok() && i < result.plan_w.size(); ++i) {
+    status = sweeper.measure(result.plan_w[i], false);
+  }
+  if (status.ok() && options.refine) {
+    std::vector<double> fractions(std::begin(kKneeFractions), std::end(kKneeFractions));
+    for (double limit : refine_limits(result.points, fractions)) {
+      status = sweeper.measure(limit, true);
+      if (!status.ok()) break;
+    }
+  }
+  sweeper.stop();
+  result.restored_all = guard.restore(result.restore_notes);
+  for (const std::string& note : result.restore_notes) progress << note << '\n';
+  return status;
+}
+
+}  // namespace
+
+Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progress) {
+  GPUSCOPE_RETURN_IF_ERROR(check_options(options));
+  SweepResult result;
+  result.command = options.command;
+  result.dry_run = options.dry_run;
+  result.privileged = has_power_change_privilege();
+  result.state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
+  result.started_unix_s = unix_now_s();
+  if (!options.dry_run && !result.privileged) {
+    return Status(Code::permission_denied, privilege_hint());
+  }
+  auto session = nvml::Session::open();
+  if (!session.ok()) return session.status();
+  auto targets = resolve_gpus(**session, options.gpus);
+  if (!targets.ok()) return targets.status();
+  double low = 0, high = 1e12;
+  for (const Target& t : *targets) {
+    low = std::max(low, t.prior.min_limit_w);
+    high = std::min(high, t.prior.max_limit_w);
+    result.gpus.push_back(t.prior);
+  }
+  auto plan = plan_limits(low, high, options.limits);
+  if (!plan.ok()) return plan.status();
+  result.plan_w = *plan;
+
+  progress << fmt::format("sweep of {} GPU(s){}\n", targets->size(),
+                          options.dry_run ? " (dry run: nothing is changed)" : "");
+  for (const GpuPrior& g : result.gpus) {
+    progress << fmt::format(
+        "  GPU {} {} ({}): power limit {:.0f} W now, settable {:.0f}-{:.0f} "
+        "W{}\n",
+        g.index, g.name, g.uuid, g.prior_limit_w, g.min_limit_w, g.max_limit_w,
+        g.default_limit_w ? fmt::format(", default {:.0f} W", *g.default_limit_w) : "");
+  }
+  std::string plan_text;
+  for (double w : result.plan_w)
+    plan_text += fmt::format("{}{:.0f}", plan_text.empty() ? "" : " ", w);
+  progress << fmt::format("  plan (W): {}{}\n", plan_text,
+                          options.refine ? ", then points around the 80/90/95 % knees" : "");
+  progress << fmt::format("  privilege to change limits (root or CAP_SYS_ADMIN): {}\n",
+                          result.privileged ? "yes" : "no");
+  progress << fmt::format("  journal folder: {}\n", result.state_dir);
+
+  const auto started = std::chrono::steady_clock::now();
+  result.stopped = options.dry_run ? dry_run(**session, options, *targets, progress, result)
+                                   : sweep_limits(**session, options, *targets, progress, result);
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // Refusals before anything ran are failures of the command, not an early end.
+  if (!result.stopped.ok() && result.points.empty() && result.stopped.code() != Code::cancelled &&
+      result.stopped.code() != Code::gpu_lost) {
+    return result.stopped;
+  }
+  compute_answers(result);
+  return result;
+}
+
+}  // namespace gpuscope::sweep

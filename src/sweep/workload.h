@@ -1,0 +1,46 @@
+// The swept workload: one process for the whole sweep, whose speed comes from the JSON lines it
+// prints on stdout, {"samples_per_second": X} (other lines pass through to stderr).
+#pragma once
+
+#include <chrono>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/process.h"
+#include "gpuscope/status.h"
+
+namespace gpuscope::sweep::detail {
+
+// The speed in one stdout line, or nullopt when it is not such a line.
+std::optional<double> parse_samples_per_second(std::string_view line);
+
+class Workload {
+ public:
+  // Starts `command` (its own process group, stdin /dev/null); times are seconds since
+  // `origin`. Fails as ChildProcess::start does.
+  static Result<std::unique_ptr<Workload>> start(const std::vector<std::string>& command,
+                                                 std::chrono::steady_clock::time_point origin,
+                                                 std::ostream& passthrough);
+  ~Workload();  // stop()
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  // The speeds reported in (t0, t1].
+  std::vector<double> rates_between(double t0, double t1) const;
+  // Seconds since origin now.
+  double now_s() const;
+  // How it ended, once it has (nullopt while it runs).
+  std::optional<ProcessExit> ended() const;
+  // SIGTERM, then SIGKILL after 10 s; waits for it. Idempotent.
+  void stop() noexcept;
+
+ private:
+  struct State;
+  explicit Workload(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gpuscope::sweep::detail

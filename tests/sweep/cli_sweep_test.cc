@@ -1,0 +1,390 @@
+// `gpuscope sweep` end to end on the simulated RTX 3090 of seeds/000: the real binary, the fake
+// NVML with its state in a file (so the guardian's and the next start's restores are visible
+// here), and gpuscope-sim-workload. Knees as the seed measured them; the prior limit restored
+// at the end, on signals, on errors, by the guardian after a SIGKILL, and by the next command
+// after both died; refusals that change nothing.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/store.h"
+#include "support/cli_run.h"
+
+extern char** environ;
+
+namespace gpuscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::slurp;
+
+constexpr const char* kUuid = "GPU-7c1e9a52-3b6d-4e8f-a0b1-c2d3e4f5a6b7";
+constexpr unsigned kPriorMw = 390000;  // stock; the maximum is 480 W
+
+std::string fixture_path(const std::string& name) {
+  return std::string(GPUSCOPE_TEST_FIXTURES) + "/nvml/" + name;
+}
+
+// One test's world: a scenario, the fake's state file, the journal folder.
+class SweepCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::scratch_dir("cli_sweep_test") + "/" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+           std::to_string(getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ + "/state");
+    scenario_ = fixture_path("rtx3090_power_sweep.json");
+  }
+
+  // Writes the fixture changed by `edit` as this test's scenario.
+  void edit_scenario(const std::function<void(nlohmann::json&)>& edit) {
+    auto json = nlohmann::json::parse(slurp(fixture_path("rtx3090_power_sweep.json")));
+    edit(json);
+    scenario_ = dir_ + "/scenario.json";
+    std::ofstream(scenario_) << json.dump(2);
+  }
+
+  std::vector<std::string> env() const {
+    return {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
+            "GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario_, "GPUSCOPE_FAKE_NVML_STATE=" + state_file(),
+            "GPUSCOPE_STATE_DIR=" + state_dir()};
+  }
+  std::string state_file() const { return dir_ + "/fake-nvml.state"; }
+  std::string state_dir() const { return dir_ + "/state"; }
+  std::string journal() const { return state_dir() + "/power-limit-" + kUuid + ".json"; }
+
+  // The limit the fake's state file records as set on GPU `gpu`; nullopt: never set.
+  std::optional<unsigned> limit_mw(unsigned gpu = 0) const {
+    std::istringstream lines(slurp(state_file()));
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string key, name, limit;
+      unsigned index = 0;
+      f >> key >> index >> name >> limit;
+      if (key == "gpu" && index == gpu && limit != "-") return std::stoul(limit);
+    }
+    return std::nullopt;
+  }
+
+  std::vector<std::string> sweep_args(const std::string& curve,
+                                      std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args = {
+        GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--window", "0.2", "--warmup", "0.1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    for (const char* a : {"--", GPUSCOPE_SIM_WORKLOAD, "--curve"}) args.push_back(a);
+    args.push_back(curve);
+    args.push_back("--interval");
+    args.push_back("0.02");
+    return args;
+  }
+
+  // Starts `argv` with env() added, stdout/stderr to files named after `name`.
+  pid_t spawn(const std::vector<std::string>& argv, const std::string& name) {
+    std::vector<std::string> environment;
+    for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+    for (const std::string& e : env()) environment.push_back(e);
+    std::vector<char*> envp, args;
+    for (std::string& e : environment) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> copy = argv;
+    for (std::string& a : copy) args.push_back(a.data());
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, (dir_ + "/" + name + ".out").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, (dir_ + "/" + name + ".err").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  }
+
+  struct Ended {
+    int exit_code = -1;  // -1: a signal
+    std::string out, err;
+  };
+  Ended wait_for(pid_t pid, const std::string& name) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ + "/" + name + ".out"),
+            slurp(dir_ + "/" + name + ".err")};
+  }
+  Ended run(const std::vector<std::string>& argv, const std::string& name) {
+    return wait_for(spawn(argv, name), name);
+  }
+
+  // Polls until `done` holds, for up to `seconds`.
+  static bool eventually(const std::function<bool()>& done, double seconds = 20) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return done();
+  }
+
+  // Waits until the running sweep has lowered the limit below the prior.
+  bool sweeping() {
+    return eventually([&] { return limit_mw().value_or(kPriorMw) < kPriorMw; });
+  }
+
+  std::string dir_, scenario_;
+};
+
+nlohmann::json knee_limits(const nlohmann::json& doc) {
+  nlohmann::json knees = nlohmann::json::object();
+  for (const auto& k : doc["workloads"][0]["knees"]) {
+    knees[std::to_string(std::lround(k["fraction"].get<double>() * 100))] = k["limit_w"];
+  }
+  return knees;
+}
+
+TEST_F(SweepCli, FindsTheSeedsFp32TrainingKneesAndRestoresTheStockLimit) {
+  const Ended r = run(sweep_args("fp32_train", {"--json", "-"}), "fp32");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["kind"], "gpuscope.sweep");
+  EXPECT_EQ(doc["schema_version"], 1);
+  const auto knees = knee_limits(doc);
+  // seeds/000: fp32 training keeps 80/90/95 % of its 480 W speed at 280/330/380 W.
+  EXPECT_NEAR(knees["80"].get<double>(), 280, 10) << doc["workloads"][0]["knees"];
+  EXPECT_NEAR(knees["90"].get<double>(), 330, 10);
+  EXPECT_NEAR(knees["95"].get<double>(), 380, 10);
+  EXPECT_EQ(doc["plan_w"].front(), 480);
+  EXPECT_EQ(doc["plan_w"].back(), 100);
+  const auto& points = doc["workloads"][0]["points"];
+  EXPECT_GE(points.size(), 17u);
+  bool refined = false;
+  for (const auto& p : points) {
+    ASSERT_FALSE(p.contains("skipped")) << p;
+    EXPECT_GE(p["window_samples_per_second"].size(), 2u);
+    EXPECT_EQ(p["energy_source"], "counter");
+    EXPECT_EQ(p["gpus"][0]["enforced_power_limit_w"], p["power_limit_w"]);
+    // Every window has its own energy: the simulated card draws its whole limit.
+    ASSERT_TRUE(p["power_avg_w"].is_number()) << p;
+    EXPECT_NEAR(p["power_avg_w"].get<double>(), p["power_limit_w"].get<double>(),
+                0.03 * p["power_limit_w"].get<double>())
+        << p;
+    refined = refined || p["refined"].get<bool>();
+  }
+  EXPECT_TRUE(refined);
+  // J/sample = P / (310 f(P)) is least around 190-215 W on this curve.
+  EXPECT_NEAR(doc["workloads"][0]["min_energy_limit_w"].get<double>(), 200, 20);
+  EXPECT_THAT(r.err, HasSubstr("answer: 3"));
+  EXPECT_THAT(r.err, HasSubstr("% speed"));
+  EXPECT_EQ(limit_mw(), kPriorMw);  // the prior limit, not the 480 W maximum
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+TEST_F(SweepCli, FindsTheSeedsHalfTrainingKneesAndRecordsTheRunInTheStore) {
+  const std::string db = dir_ + "/results.db";
+  const Ended r = run(sweep_args("half_train", {"--json", "-", "--store", db}), "half");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto knees = knee_limits(nlohmann::json::parse(r.out));
+  // seeds/000: .half() training: 200/230/270 W.
+  EXPECT_NEAR(knees["80"].get<double>(), 200, 10) << knees;
+  EXPECT_NEAR(knees["90"].get<double>(), 230, 10);
+  EXPECT_NEAR(knees["95"].get<double>(), 270, 10);
+  EXPECT_EQ(limit_mw(), kPriorMw);
+
+  store::StoreOptions read_only;
+  read_only.read_only = true;
+  auto results = store::Store::open(db, read_only);
+  ASSERT_TRUE(results.ok()) << results.status().to_string();
+  auto runs = (*results)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->front().kind, "sweep");
+  auto data = (*results)->load_run(runs->front().id);
+  ASSERT_TRUE(data.ok());
+  int rates = 0;
+  for (const auto& m : data->measurements) {
+    if (m.name != store::names::kSamplesPerS) continue;
+    ++rates;
+    EXPECT_TRUE(m.tags.contains("power_limit_w"));
+    EXPECT_EQ(m.tags["mode"], "gpuscope-sim-workload --curve half_train --interval 0.02");
+  }
+  EXPECT_GE(rates, 17);
+
+  // The report's sweep section draws it.
+  const std::string md = dir_ + "/report.md";
+  const Ended report = run({GPUSCOPE_BIN, "report", db, "--format", "md", "-o", md}, "report");
+  ASSERT_EQ(report.exit_code, kExitOk) << report.err;
+  EXPECT_THAT(slurp(md), HasSubstr("Throughput vs power limit"));
+  EXPECT_THAT(slurp(md), HasSubstr("half_train"));
+}
+
+class SweepSignal : public SweepCli, public ::testing::WithParamInterface<int> {};
+
+TEST_P(SweepSignal, RestoresThePriorLimitAndSaysItStopped) {
+  const pid_t pid = spawn(sweep_args("fp32_train"), "signal");
+  ASSERT_TRUE(sweeping());
+  ASSERT_TRUE(std::filesystem::exists(journal()));
+  kill(pid, GetParam());
+  const Ended r = wait_for(pid, "signal");
+  EXPECT_EQ(r.exit_code, kExitInterrupted) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("power limit restored to 390 W"));
+  EXPECT_EQ(limit_mw(), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+INSTANTIATE_TEST_SUITE_P(IntTermHup, SweepSignal, ::testing::Values(SIGINT, SIGTERM, SIGHUP));
+
+TEST_F(SweepCli, TheGuardianRestoresWhenGpuscopeIsKilled) {
+  const pid_t pid = spawn(sweep_args("fp32_train"), "killed");
+  ASSERT_TRUE(sweeping());
+  const auto entry = nlohmann::json::parse(slurp(journal()));
+  EXPECT_EQ(entry["prior_power_limit_w"], 390.0);
+  ASSERT_GT(entry["guardian_pid"].get<int>(), 0);
+  kill(pid, SIGKILL);
+  wait_for(pid, "killed");
+  EXPECT_TRUE(eventually([&] { return limit_mw() == kPriorMw; }, 10)) << limit_mw().value_or(0);
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(journal()); }, 10));
+}
+
+TEST_F(SweepCli, TheNextCommandRestoresWhenGpuscopeAndItsGuardianAreBothKilled) {
+  const pid_t pid = spawn(sweep_args("fp32_train"), "both");
+  ASSERT_TRUE(sweeping());
+  const auto entry = nlohmann::json::parse(slurp(journal()));
+  kill(entry["guardian_pid"].get<int>(), SIGKILL);
+  kill(pid, SIGKILL);
+  wait_for(pid, "both");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto left = limit_mw();
+  EXPECT_LT(left.value_or(kPriorMw), kPriorMw);  // nobody restored it
+  ASSERT_TRUE(std::filesystem::exists(journal()));
+
+  const Ended info = run({GPUSCOPE_BIN, "info"}, "info");
+  EXPECT_EQ(info.exit_code, kExitOk) << info.err;
+  EXPECT_THAT(info.err, HasSubstr("restored GPU 0 (NVIDIA GeForce RTX 3090"));
+  EXPECT_THAT(info.err, HasSubstr("to 390 W"));
+  EXPECT_EQ(limit_mw(), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+  const Ended again = run({GPUSCOPE_BIN, "sweep", "--restore"}, "restore");
+  EXPECT_EQ(again.exit_code, kExitOk);
+  EXPECT_THAT(again.out, HasSubstr("no power limit to restore"));
+}
+
+TEST_F(SweepCli, AnErrorMidSweepRestores) {
+  // The workload ends after a second: the sweep cannot go on.
+  auto args = sweep_args("fp32_train");
+  args.push_back("--seconds");
+  args.push_back("1.5");
+  const Ended r = run(args, "error");
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("the workload ended (exit code 0) before the sweep did"));
+  EXPECT_EQ(limit_mw(), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+TEST_F(SweepCli, ASecondSweepOnTheSameGpuIsRefused) {
+  const pid_t first = spawn(sweep_args("fp32_train"), "first");
+  ASSERT_TRUE(sweeping());
+  const Ended second = run(sweep_args("half_train"), "second");
+  EXPECT_EQ(second.exit_code, kExitError);
+  EXPECT_THAT(second.err, HasSubstr("another sweep (pid " + std::to_string(first)));
+  EXPECT_TRUE(std::filesystem::exists(journal()));  // the first one's, untouched
+  kill(first, SIGINT);
+  EXPECT_EQ(wait_for(first, "first").exit_code, kExitInterrupted);
+  EXPECT_EQ(limit_mw(), kPriorMw);
+}
+
+TEST_F(SweepCli, ThePermissionRefusalChangesNothingAndExits4) {
+  edit_scenario([](nlohmann::json& s) {
+    s["errors"] = {{{"function", "nvmlDeviceSetPowerManagementLimit"},
+                    {"return", "NVML_ERROR_NO_PERMISSION"}}};
+  });
+  const Ended r = run(sweep_args("fp32_train"), "denied");
+  EXPECT_EQ(r.exit_code, kExitPermission) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("root or CAP_SYS_ADMIN"));
+  EXPECT_THAT(r.out, Not(HasSubstr("samples/s")));  // the workload never ran
+  EXPECT_EQ(limit_mw(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+TEST_F(SweepCli, WithoutCapSysAdminItSaysWhatIsNeededBeforeAnythingRuns) {
+  std::vector<std::string> args = {"/usr/bin/setpriv", "--bounding-set", "-sys_admin"};
+  if (!std::filesystem::exists(args[0])) GTEST_SKIP() << "no setpriv";
+  for (const std::string& a : sweep_args("fp32_train")) args.push_back(a);
+  const Ended r = run(args, "nocap");
+  EXPECT_EQ(r.exit_code, kExitPermission) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("needs root or CAP_SYS_ADMIN"));
+  EXPECT_EQ(limit_mw(), std::nullopt);
+}
+
+TEST_F(SweepCli, NothingChangesWithoutAllowPowerChanges) {
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--", GPUSCOPE_SIM_WORKLOAD, "--curve", "fp32_train"},
+                      "notallowed");
+  EXPECT_EQ(r.exit_code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--allow-power-changes"));
+  EXPECT_EQ(limit_mw(), std::nullopt);
+}
+
+TEST_F(SweepCli, TheDryRunPrintsThePlanAndMeasuresAtTheCurrentLimitOnly) {
+  const Ended r =
+      run({GPUSCOPE_BIN, "sweep", "--dry-run", "--window", "0.2", "--warmup", "0.1", "--json", "-",
+           "--", GPUSCOPE_SIM_WORKLOAD, "--curve", "fp32_train", "--interval", "0.02"},
+          "dry");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("dry run: nothing is changed"));
+  EXPECT_THAT(r.err, HasSubstr("power limit 390 W now, settable 100-480 W"));
+  EXPECT_THAT(r.err, HasSubstr("plan (W): 480 456"));
+  EXPECT_THAT(r.err, HasSubstr("privilege to change limits"));
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"][0]["points"].size(), 1u);
+  const auto& point = doc["workloads"][0]["points"][0];
+  EXPECT_EQ(point["power_limit_w"], 390);
+  EXPECT_NEAR(point["samples_per_second"].get<double>(), 310 * 0.957, 0.5);
+  EXPECT_EQ(limit_mw(), std::nullopt);  // no setter was ever called
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+TEST_F(SweepCli, AGpuWhoseLimitCannotBeSetIsRefusedBeforeAnythingRuns) {
+  edit_scenario([](nlohmann::json& s) {
+    s["devices"][0].erase("min_power_limit_mw");
+    s["devices"][0].erase("max_power_limit_mw");
+  });
+  const Ended r = run(sweep_args("fp32_train"), "fixed");
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("its power limit cannot be set"));
+  EXPECT_EQ(limit_mw(), std::nullopt);
+}
+
+TEST_F(SweepCli, AGpuLostMidSweepStopsItAndTheOthersAreRestored) {
+  edit_scenario([](nlohmann::json& s) {
+    auto second = s["devices"][0];
+    second["uuid"] = "GPU-00000000-3b6d-4e8f-a0b1-c2d3e4f5a6b8";
+    second["pci_bus_id"] = "00000000:02:00.0";
+    second["lost_at_t"] = 1.5;
+    s["devices"].push_back(second);
+  });
+  const Ended r = run(sweep_args("fp32_train"), "lost");
+  EXPECT_EQ(r.exit_code, kExitGpuLost) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU 0: power limit restored to 390 W"));
+  EXPECT_THAT(r.out, HasSubstr("GPU 1: could not restore"));
+  EXPECT_EQ(limit_mw(0), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+}  // namespace
+}  // namespace gpuscope

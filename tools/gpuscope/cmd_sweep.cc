@@ -1,0 +1,176 @@
+// gpuscope sweep [--gpu N|UUID,...] [--allow-power-changes] [--dry-run] [--limits FROM:TO:STEP]
+//                [--window S] [--warmup S] [--cooldown S] [--windows N] [--no-refine]
+//                [--json FILE] [--store FILE] [--restore] -- CMD ARGS...
+// (and, hidden, `sweep --guardian-for PID`: the guardian process the sweep starts)
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "gpuscope/exit_codes.h"
+#include "gpuscope/monitor.h"
+#include "gpuscope/store.h"
+#include "gpuscope/sweep.h"
+#include "store_option.h"
+
+namespace gpuscope::cli {
+namespace {
+
+constexpr int kExitCommandNotExecutable = 126;
+constexpr int kExitCommandNotFound = 127;
+
+// Set while parsing when this process is a sweep's guardian, or `sweep --restore`: the startup
+// restore is theirs to do.
+bool g_restores_itself = false;
+
+struct SweepArgs {
+  std::vector<std::string> gpus;
+  bool allow = false, dry_run = false, restore = false, no_refine = false;
+  std::string limits, json, store;
+  double window_s = 5, warmup_s = 10, cooldown_s = 0;
+  int windows = 2;
+  int guardian_for = 0;
+  std::vector<std::string> command;
+};
+
+Result<sweep::LimitRange> parse_limits(const std::string& text) {
+  sweep::LimitRange range;
+  char extra = 0;
+  if (std::sscanf(text.c_str(), "%lf:%lf:%lf%c", &range.from_w, &range.to_w, &range.step_w,
+                  &extra) != 3) {
+    return Status(Code::invalid_argument, "--limits takes FROM:TO:STEP in watts, e.g. 480:200:20");
+  }
+  return range;
+}
+
+std::string self_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string("gpuscope");
+}
+
+int run_restore() {
+  const std::string dir = sweep::default_state_dir();
+  auto restored = sweep::restore_leftover_limits(dir, std::cout);
+  if (!restored.ok()) return report_error(restored.status());
+  if (*restored == 0) {
+    std::cout << fmt::format("gpuscope: no power limit to restore (journal folder {})\n", dir);
+  }
+  return kExitOk;
+}
+
+int run_sweep_command(const SweepArgs& a) {
+  if (a.guardian_for > 0) {
+    return sweep::run_guardian(sweep::default_state_dir(), static_cast<pid_t>(a.guardian_for));
+  }
+  if (a.restore) return run_restore();
+  sweep::SweepOptions o;
+  o.gpus = a.gpus;
+  o.command = a.command;
+  o.allow_power_changes = a.allow;
+  o.dry_run = a.dry_run;
+  o.refine = !a.no_refine;
+  o.window_s = a.window_s;
+  o.warmup_s = a.warmup_s;
+  o.cooldown_s = a.cooldown_s;
+  o.min_windows = a.windows;
+  o.max_windows = std::max(a.windows * 3, 6);
+  o.guardian_argv = {self_executable(), "sweep", "--guardian-for"};
+  if (!a.limits.empty()) {
+    auto range = parse_limits(a.limits);
+    if (!range.ok()) return report_error(range.status());
+    o.limits = *range;
+  }
+  if (!a.command.empty()) {
+    Status runnable = telemetry::check_command(a.command);
+    if (!runnable.ok()) {
+      std::cerr << "gpuscope: error: " << runnable.message() << '\n';
+      return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
+    }
+  }
+  std::unique_ptr<store::Store> results;
+  if (!a.store.empty()) {  // opened first: a bad path fails before anything changes
+    auto opened = store::Store::open(a.store);
+    if (!opened.ok()) return report_error(opened.status());
+    results = std::move(opened).value();
+  }
+  // The console's text goes to stderr when the JSON document goes to stdout.
+  std::ostream& text = a.json == "-" ? std::cerr : std::cout;
+  auto result = sweep::run_sweep(o, text);
+  if (!result.ok()) return report_error(result.status());
+  sweep::print_sweep(*result, text);
+  if (!a.json.empty()) {
+    const std::string document = sweep::sweep_to_json(*result).dump(2) + "\n";
+    if (a.json == "-") {
+      std::cout << document;
+    } else {
+      std::ofstream file(a.json);
+      file << document;
+      if (!file) return report_error(Status(Code::io_error, "cannot write " + a.json));
+    }
+  }
+  if (results != nullptr) {
+    auto id = results->write(sweep::sweep_to_run(*result, command_line()));
+    if (!id.ok()) return report_error(id.status());
+    std::cerr << fmt::format("gpuscope: sweep recorded as run {} in {}\n", *id, a.store);
+  }
+  if (!result->stopped.ok()) return exit_code_for(result->stopped.code());
+  return result->restored_all ? kExitOk : kExitError;
+}
+
+}  // namespace
+
+void restore_leftover_power_limits() {
+  if (g_restores_itself) return;
+  auto restored = sweep::restore_leftover_limits(sweep::default_state_dir(), std::cerr);
+  if (!restored.ok()) {
+    std::cerr << "gpuscope: warning: " << restored.status().message() << '\n';
+  }
+}
+
+void add_sweep_command(CLI::App& app, Runner& runner) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "The power limit that keeps 80/90/95 % of a workload's speed for far less energy: lowers "
+      "the limit step by step while CMD runs (it prints {\"samples_per_second\": X} lines), then "
+      "restores the prior limit in every case");
+  cmd->add_option("--gpu", args->gpus, "Sweep these GPUs (NVML indices or UUIDs); default: all")
+      ->delimiter(',');
+  cmd->add_flag("--allow-power-changes", args->allow,
+                "Let the sweep change power limits (needs root or CAP_SYS_ADMIN)");
+  cmd->add_flag("--dry-run", args->dry_run,
+                "Print the plan, the prior limits and the privilege check, and measure at the "
+                "current limit only: changes nothing");
+  cmd->add_option("--limits", args->limits,
+                  "FROM:TO:STEP in watts (default: the maximum down to the minimum in steps of "
+                  "5 % of the maximum)");
+  cmd->add_option("--window", args->window_s, "Seconds per measurement window")->default_val(5.0);
+  cmd->add_option("--warmup", args->warmup_s, "Seconds after each change before measuring")
+      ->default_val(10.0);
+  cmd->add_option("--cooldown", args->cooldown_s, "Extra seconds before each point's warm-up")
+      ->default_val(0.0);
+  cmd->add_option("--windows", args->windows, "Windows per point (2 or more)")
+      ->default_val(2)
+      ->check(CLI::Range(2, 100));
+  cmd->add_flag("--no-refine", args->no_refine, "No extra points around the knees");
+  cmd->add_option("--json", args->json, "Write the versioned JSON document here (- = stdout)");
+  cmd->add_option("--store", args->store,
+                  "Record into this SQLite results store (a 'sweep' run; `gpuscope report` "
+                  "draws it)");
+  cmd->add_flag("--restore", args->restore,
+                "Restore the power limits an interrupted sweep left (from its journal)");
+  cmd->add_option("--guardian-for", args->guardian_for)->group("");  // hidden: the guardian
+  cmd->add_option("command", args->command, "-- CMD ARGS...: the workload (no shell)")->take_all();
+  cmd->callback([&runner, args] {
+    g_restores_itself = args->guardian_for > 0 || args->restore;
+    runner = [args] { return run_sweep_command(*args); };
+  });
+}
+
+}  // namespace gpuscope::cli
