@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# `gpuscope trace` on the GPU machine, in one device call, with the sweep's dry run and a check
+# of the /metrics server beside it:
+#   1. builds gpuscope and libgpuscope_inject.so (Release; headers and static libs from .carry);
+#   2. each example program of bench/trace_examples alone, then under `gpuscope trace` with the
+#      default window: the program's own median step time in both runs, the trace's median step
+#      time inside the window and outside it, and what the trace saw (busy share, data wait,
+#      syncs and kernels per step): trace_cli_results.txt;
+#   3. the same programs traced over a short window (fixtures for the analysis tests), packed
+#      with every summary.json into trace_cli_runs.tar.gz;
+#   4. `gpuscope sweep --dry-run` on a bf16 matmul loop (changes nothing);
+#   5. a /metrics scrape with five idle connections open.
+#
+#   bash bench/trace_cli_device.sh prepare   # here: .carry (monitor_device.sh prepare, plotly)
+#   bash bench/trace_cli_device.sh run       # there (carry .carry)
+# Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+usr="$root/.carry/usr"
+build="$root/build/device-cli"
+bin="$build/tools/gpuscope/gpuscope"
+export NCCL_NVLS_ENABLE=0
+
+prepare() {
+  bash bench/monitor_device.sh prepare && cp .deps/python/plotly/package_data/plotly.min.js .carry/
+}
+
+build() {
+  local extra=(-DCMAKE_PREFIX_PATH="$usr" -DSQLite3_INCLUDE_DIR="$usr/include"
+    -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a"
+    -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js")
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=OFF "${extra[@]}" >"$out/cli_build.log" 2>&1 &&
+    cmake --build "$build" --target gpuscope_cli gpuscope_inject -j "$(nproc)" >>"$out/cli_build.log" 2>&1 ||
+    { grep -E "error|Error" "$out/cli_build.log" | head -40; return 1; }
+  echo "built $bin"
+  ldd "$bin" | grep -E "gnutls|not found" || true
+}
+
+# NAME "PROGRAM ARGS" "TRACE OPTIONS": the program alone, then traced; one result line.
+pair() {
+  local name="$1" args="$2" topts="$3"
+  python3 "bench/trace_examples/$name.py" $args >"$out/$name-base.out" 2>"$out/$name-base.err"
+  "$bin" trace $topts -o "$out/runs/$name" -- python3 "bench/trace_examples/$name.py" $args \
+    >"$out/$name-trace.out" 2>"$out/$name-trace.err"
+  echo "$name: trace exit $?"
+  tail -25 "$out/$name-trace.err"
+  python3 - "$name" "$out" <<'PY'
+import json, sys
+name, out = sys.argv[1], sys.argv[2]
+def last_json(path):
+    for line in reversed(open(path).read().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+base, traced = last_json(f"{out}/{name}-base.out"), last_json(f"{out}/{name}-trace.out")
+s = json.load(open(f"{out}/runs/{name}/summary.json"))
+st, g = s["steps"], s["gpu"]
+def ms(x): return f"{x*1e3:.3f}" if x is not None else "-"
+row = {
+  "program": name,
+  "own_median_ms_alone": base["step_time_s_median"] * 1e3,
+  "own_median_ms_traced_run": traced["step_time_s_median"] * 1e3,
+  "trace_marked_median_ms": (st.get("marked_median_s") or 0) * 1e3,
+  "trace_window_median_ms": (st.get("median_s") or 0) * 1e3,
+  "trace_untraced_median_ms": (st.get("untraced_median_s") or 0) * 1e3,
+  "steps_traced": st["traced"], "step_source": st["source"],
+  "busy_share": g["busy_share"], "kernels_per_step": g.get("kernels_per_step"),
+  "mean_kernel_us": g["mean_kernel_s"] * 1e6,
+  "syncs_per_step": s["syncs"].get("per_step"), "data_wait_share": s["data_wait"]["share"],
+}
+row["window_vs_alone"] = row["trace_window_median_ms"] / row["own_median_ms_alone"] - 1
+row["untraced_vs_alone"] = (row["trace_untraced_median_ms"] / row["own_median_ms_alone"] - 1) if row["trace_untraced_median_ms"] else None
+row["marked_vs_own_traced_run"] = row["trace_marked_median_ms"] / row["own_median_ms_traced_run"] - 1
+print("RESULT " + json.dumps(row))
+with open(f"{out}/trace_cli_results.txt", "a") as f:
+    f.write(json.dumps(row) + "\n")
+PY
+}
+
+case "${1:-run}" in
+  prepare) prepare ;;
+  run)
+    nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv | tee "$out/cli_gpu.txt"
+    python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)' | tee -a "$out/cli_gpu.txt"
+    build || exit 1
+    mkdir -p "$out/runs" "$out/fixtures"
+    : >"$out/trace_cli_results.txt"
+    pair healthy_train "--warmup 20 --steps 100 --batch 128" "--skip-steps 30 --steps 50"
+    pair sync_every_step "--warmup 20 --steps 100 --batch 128" "--skip-steps 30 --steps 50"
+    pair launch_bound "--warmup 50 --steps 400 --batch 32" "--skip-steps 100 --steps 50"
+    pair data_starved "--warmup 5 --steps 30 --batch 128" "--skip-steps 10 --steps 15"
+    # Short windows: small record files to keep as labelled fixtures.
+    for p in healthy_train sync_every_step launch_bound data_starved; do
+      "$bin" trace --skip-steps 10 --steps 6 -o "$out/fixtures/$p" -- \
+        python3 "bench/trace_examples/$p.py" --warmup 5 --steps 15 >/dev/null 2>"$out/fixtures/$p.err"
+      echo "fixture $p: exit $? $(du -sh "$out/fixtures/$p" | cut -f1)"
+    done
+    echo "== sweep --dry-run"
+    timeout 180 "$bin" sweep --dry-run --window 3 --warmup 3 -- python3 bench/sweep_matmul.py \
+      >"$out/sweep_dry_run.txt" 2>&1
+    echo "sweep exit $?"; cat "$out/sweep_dry_run.txt" | tail -40
+    nvidia-smi --query-gpu=power.limit --format=csv | tee -a "$out/sweep_dry_run.txt"
+    echo "== /metrics with five idle connections"
+    "$bin" monitor --no-tui --duration 8 --listen 127.0.0.1:19400 >"$out/metrics_monitor.out" 2>&1 &
+    sleep 2
+    for i in 1 2 3 4 5; do exec {fd}<>/dev/tcp/127.0.0.1/19400; done
+    for i in 1 2 3; do curl -s -o /dev/null -w "scrape %{http_code} in %{time_total} s\n" http://127.0.0.1:19400/metrics; done | tee "$out/metrics_idle.txt"
+    wait
+    (cd "$out" && tar czf trace_cli_runs.tar.gz runs/*/summary.json fixtures runs/data_starved/trace.json &&
+      rm -rf runs fixtures)
+    ls -la "$out"
+    ;;
+esac
