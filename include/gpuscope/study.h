@@ -143,9 +143,14 @@ Result<State> load_state(const std::filesystem::path& dir);
 // runs on, the same UUID at the same index. invalid_argument saying what differs otherwise.
 Status check_same_machine(const State& state, const Machine& now);
 
-enum class DirKind { absent_or_empty, study, other };
-// What is at `dir`: nothing (or an empty directory), a study (has study.json), or anything else.
+enum class DirKind { absent_or_empty, study, other, not_a_folder };
+// What is at `dir`: nothing (or an empty directory), a study (has study.json), a file or
+// anything else that is not a folder (no --force makes that one a study), or anything else.
 DirKind classify_dir(const std::filesystem::path& dir);
+
+// invalid_argument, saying that `option` (-o, --resume) takes a folder, when something that is
+// not a folder is at `dir`; ok when a folder or nothing is there.
+Status require_folder(const std::filesystem::path& dir, std::string_view option);
 
 // ---------------------------------------------------------------------------------------------
 // Running steps

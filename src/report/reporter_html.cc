@@ -107,6 +107,8 @@ class HtmlReporter final : public Reporter {
     std::string_view plotly = plotly_js();
     out_ << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         // How a later run knows this file is its own to replace (gpuscope/files.h).
+         << "<meta name=\"generator\" content=\"gpuscope\">\n"
          // Nothing may be fetched: the page must look the same offline, years from now.
          << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: "

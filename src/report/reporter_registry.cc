@@ -1,14 +1,13 @@
 // Choosing a reporter by name, and writing documents to files.
 #include <fmt/format.h>
 
-#include <unistd.h>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
+#include "gpuscope/files.h"
 #include "report/reporter_common.h"
 
 namespace gpuscope::report {
@@ -90,7 +89,6 @@ Status write_document(Reporter& reporter, const Document& document) {
 
 Status write_document_file(const Document& document, std::string_view format,
                            const std::string& path) {
-  namespace fs = std::filesystem;
   if (path == "-") {
     GPUSCOPE_ASSIGN_OR_RETURN(auto reporter, make_reporter(format, std::cout));
     GPUSCOPE_RETURN_IF_ERROR(write_document(*reporter, document));
@@ -99,30 +97,10 @@ Status write_document_file(const Document& document, std::string_view format,
   }
   // Written beside the target and renamed: a reader never sees half a report, and a failed
   // write leaves an older report in place.
-  std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
-  Status written;
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return Status(Code::io_error, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    }
-    auto reporter = make_reporter(format, out);
-    written = reporter.ok() ? write_document(**reporter, document) : reporter.status();
-    if (written.ok()) {
-      out.flush();
-      written = detail::stream_status(out, path);
-    }
-    out.close();
-    if (written.ok() && out.fail()) written = detail::stream_status(out, path);
-  }
-  std::error_code ec;
-  if (written.ok()) {
-    fs::rename(temporary, path, ec);
-    if (ec)
-      written = Status(Code::io_error, fmt::format("cannot write {}: {}", path, ec.message()));
-  }
-  if (!written.ok()) fs::remove(temporary, ec);
-  return written;
+  std::ostringstream out;
+  GPUSCOPE_ASSIGN_OR_RETURN(auto reporter, make_reporter(format, out));
+  GPUSCOPE_RETURN_IF_ERROR(write_document(*reporter, document));
+  return files::write_file_atomically(path, out.str());
 }
 
 Status write_outputs(const Document& document, const OutputFiles& files) {

@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "gpuscope/files.h"
 #include "gpuscope/store.h"
 #include "store/importers.h"
 
@@ -12,15 +12,6 @@ namespace gpuscope::store {
 namespace {
 
 using nlohmann::json;
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::io_error, fmt::format("cannot read {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status(Code::io_error, fmt::format("error while reading {}", path));
-  return text.str();
-}
 
 // JSON lines: every non-empty line one object. Empty when the text is not that.
 std::vector<json> parse_json_lines(const std::string& text) {
@@ -79,7 +70,7 @@ Result<std::vector<RunData>> runs_from_document(const json& document) {
 }
 
 Result<std::vector<RunData>> read_result_file(const std::string& path) {
-  GPUSCOPE_ASSIGN_OR_RETURN(std::string text, read_text(path));
+  GPUSCOPE_ASSIGN_OR_RETURN(std::string text, files::read_file(path, files::kMaxResultFileBytes));
   auto runs = runs_from_text(text);
   if (!runs.ok()) return runs.status().with_context(path);
   std::string stem = std::filesystem::path(path).stem().string();

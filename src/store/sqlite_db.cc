@@ -1,7 +1,10 @@
 #include "store/sqlite_db.h"
 
 #include <fmt/format.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <utility>
 
@@ -70,6 +73,38 @@ namespace gpuscope::store::detail {
 
 // --- Database ---------------------------------------------------------------------------------
 
+namespace {
+
+// "file:///abs/path?immutable=1" with the path percent-encoded, so that '?', '#' and '%' in a
+// file name stay part of it.
+std::string immutable_uri(const std::string& path) {
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(path, ec).string();
+  std::string uri = "file://";
+  for (unsigned char c : ec ? path : absolute) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+// Whether nobody can write `path` where it is: a read-only file system (a read-only mount, a
+// shipped sample, an archive share), or a file or folder this process may not write. Then a
+// WAL-mode file without -wal and -shm holds all of its content and cannot change, and SQLite
+// may read it as immutable, creating nothing beside it (it could not anyway).
+bool unwritable_where_it_is(const std::string& path) {
+  struct statvfs fs {};
+  if (::statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0) return true;
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  return ::access(path.c_str(), W_OK) != 0 ||
+         ::access(folder.empty() ? "." : folder.c_str(), W_OK) != 0;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Database>> Database::open(const std::string& path, Mode mode) {
   if (mode != Mode::read_write_create) {
     std::error_code ec;
@@ -91,13 +126,24 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Mode m
       flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
       break;
   }
+  // Reading a WAL-mode file creates its -wal and -shm when they are not there; a read-only
+  // connection cannot remove them again (sqlite_db.h), and on read-only media
+  // cannot create them at all ("unable to open database file").
+  std::error_code ec;
+  const bool wal_files_absent = mode == Mode::read_only &&
+                                !std::filesystem::exists(path + "-wal", ec) &&
+                                !std::filesystem::exists(path + "-shm", ec);
+  const bool immutable = wal_files_absent && unwritable_where_it_is(path);
+  const std::string name = immutable ? immutable_uri(path) : path;
+  if (immutable) flags |= SQLITE_OPEN_URI;
   sqlite3* db = nullptr;
-  Status opened = GPUSCOPE_SQLITE_CHECK(db, sqlite3_open_v2(path.c_str(), &db, flags, nullptr));
+  Status opened = GPUSCOPE_SQLITE_CHECK(db, sqlite3_open_v2(name.c_str(), &db, flags, nullptr));
   if (!opened.ok()) {
     sqlite3_close_v2(db);  // a handle is returned even on failure
     return opened.with_context(fmt::format("cannot open {}", path));
   }
   auto database = std::unique_ptr<Database>(new Database(db));
+  database->remove_wal_files_on_close_ = wal_files_absent && !immutable;
   // Another gpuscope writing the same store holds the lock for one transaction: wait for it.
   GPUSCOPE_RETURN_IF_ERROR(GPUSCOPE_SQLITE_CHECK(db, sqlite3_busy_timeout(db, 10000)));
   return database;
@@ -111,7 +157,8 @@ Database::~Database() {
   }
   sqlite3_close_v2(db_);  // finalizes nothing itself: every Statement is RAII and gone by now
   if (path.empty()) return;
-  // See remove_wal_files_on_close(). Best effort: any failure leaves the files as they were.
+  // See the comment on remove_wal_files_on_close_. Best effort: any failure leaves the files as
+  // they were.
   std::error_code ec;
   if (std::filesystem::file_size(path + "-wal", ec) != 0 || ec) return;
   sqlite3* tidy = nullptr;

@@ -49,7 +49,8 @@ class Database {
   };
 
   // io_error when the file cannot be opened (missing directory, permissions); not_found when
-  // it does not exist and the mode does not create it.
+  // it does not exist and the mode does not create it. read_only never leaves files beside the
+  // database that were not there before (see below) and works on read-only media.
   static Result<std::unique_ptr<Database>> open(const std::string& path, Mode mode);
   ~Database();
   Database(const Database&) = delete;
@@ -68,19 +69,18 @@ class Database {
   std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
   std::int64_t changes() const { return sqlite3_changes64(db_); }
 
-  // For a read-only connection to a WAL-mode file that had no -wal and -shm beside it when it
-  // was opened. Reading makes SQLite create both (an empty -wal), and a read-only connection
-  // cannot remove them when it closes: that takes a write lock on the database file, which a
-  // read-only descriptor cannot hold. So reading a finished store would leave them behind. With
-  // this set, closing opens the file once more for writing, reads its header and closes it, so
-  // that SQLite removes them as the last connection does; it leaves them alone while any other
-  // connection has the file open. Only while the -wal is empty: the checkpoint on close then has
-  // nothing to copy, and the database file is not written.
-  void remove_wal_files_on_close() { remove_wal_files_on_close_ = true; }
-
  private:
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  // A read-only connection to a WAL-mode file that had no -wal and -shm beside it when it was
+  // opened leaves none behind: reading makes SQLite create both (an empty -wal), and a read-only
+  // connection cannot remove them when it closes (that takes a write lock on the database file,
+  // which a read-only descriptor cannot hold). So closing opens the file once more for writing,
+  // reads its header and closes it, and SQLite removes them as the last connection does; it
+  // leaves them alone while any other connection has the file open. Only while the -wal is
+  // empty: the checkpoint on close then has nothing to copy, and the database file is not
+  // written. Where nobody can write the file (read-only media, an unwritable file or folder),
+  // it is opened as immutable instead, which creates nothing beside it.
   bool remove_wal_files_on_close_ = false;
 };
 

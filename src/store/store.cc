@@ -34,6 +34,17 @@ Status damaged(const std::string& path, std::string_view why) {
                 fmt::format("the results store {} is damaged: {}. {}", path, why, kUntouched));
 }
 
+// A failed read of a store: damaged when SQLite found its content wrong, but an I/O failure
+// (a read-only place SQLite could not use, permissions, a disk error) is said as such: a healthy
+// store is never called damaged.
+Status unreadable_or_damaged(const std::string& path, const Status& failed, std::string_view why) {
+  if (failed.code() == Code::io_error || failed.code() == Code::out_of_memory ||
+      failed.code() == Code::timeout) {
+    return failed.with_context(fmt::format("cannot read the results store {}", path));
+  }
+  return damaged(path, why);
+}
+
 // Everything that decides whether an existing, non-empty file may be used, done without ever
 // opening it for writing: first its header bytes, then SQLite in read-only mode.
 Status check_existing_store(const std::string& path, const detail::FileProbe& probe) {
@@ -49,12 +60,15 @@ Status check_existing_store(const std::string& path, const detail::FileProbe& pr
   if (!db.ok()) return db.status();
   // From here on, any failure means the file is not the store it claims to be.
   auto marker = (*db)->query_text("SELECT value FROM gpuscope_store WHERE key = 'format'");
-  if (!marker.ok() || *marker != detail::kFormatMarker) {
-    return damaged(
-        path, marker.ok() ? "its gpuscope_store marker is missing" : marker.status().message());
+  if (!marker.ok()) {
+    return unreadable_or_damaged(path, marker.status(), marker.status().message());
   }
+  if (*marker != detail::kFormatMarker)
+    return damaged(path, "its gpuscope_store marker is missing");
   auto version = (*db)->query_int("PRAGMA user_version");
-  if (!version.ok()) return damaged(path, version.status().message());
+  if (!version.ok()) {
+    return unreadable_or_damaged(path, version.status(), version.status().message());
+  }
   if (*version > kStoreSchemaVersion) {
     return Status(Code::data_error,
                   fmt::format("the results store {} was written by a newer gpuscope (store schema "
@@ -62,7 +76,7 @@ Status check_existing_store(const std::string& path, const detail::FileProbe& pr
                               path, *version, kStoreSchemaVersion, kUntouched));
   }
   auto check = (*db)->query_text("PRAGMA quick_check(1)");
-  if (!check.ok()) return damaged(path, check.status().message());
+  if (!check.ok()) return unreadable_or_damaged(path, check.status(), check.status().message());
   if (*check != "ok") return damaged(path, fmt::format("SQLite quick_check: {}", *check));
   return Status{};
 }
@@ -126,10 +140,6 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
   // An empty file is what `touch store.db` makes: a store not yet initialized.
   bool fresh = !probe.exists || probe.size_bytes == 0;
   if (fresh && options.read_only) return not_ours(path, "the file is empty");
-  // Before any connection: whether reading will be what creates the WAL files.
-  std::error_code ec;
-  const bool wal_files_absent = options.read_only && !std::filesystem::exists(path + "-wal", ec) &&
-                                !std::filesystem::exists(path + "-shm", ec);
   if (!fresh) GPUSCOPE_RETURN_IF_ERROR(check_existing_store(path, probe));
 
   Database::Mode mode = options.read_only ? Database::Mode::read_only
@@ -137,7 +147,6 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
                                           : Database::Mode::read_write;
   auto db = Database::open(path, mode);
   if (!db.ok()) return db.status().with_context("results store");
-  if (wal_files_absent) (*db)->remove_wal_files_on_close();
   if (!options.read_only) {
     // Migrating first writes a new store's header (application id) straight into the file,
     // before WAL mode would hold it in the -wal file where probe_file cannot see it.

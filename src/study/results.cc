@@ -2,10 +2,12 @@
 // the sample study that ships with gpuscope.
 #include <fmt/format.h>
 
-#include <unistd.h>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
+#include "gpuscope/files.h"
 #include "gpuscope/report.h"
 #include "gpuscope/reporter.h"
 #include "gpuscope/store.h"
@@ -145,21 +147,36 @@ Status write_results(const State& state, const Headlines& headlines, const fs::p
 
   // The store is rebuilt whole from the step outputs, so a resumed study never holds a run twice.
   const fs::path db = dir / "gpuscope.db";
-  const fs::path tmp = dir / fmt::format(".gpuscope.db.tmp.{}", getpid());
+  // An empty file made exclusively under a random name (never through a symlink): the store
+  // takes an empty file for a new one.
+  GPUSCOPE_ASSIGN_OR_RETURN(std::string tmp,
+                            files::create_temporary_file(dir.string(), ".gpuscope.db.tmp-"));
   std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(tmp.string() + suffix, ec);
+  auto discard = [&tmp, &ec] {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(tmp + suffix, ec);
+  };
   {
-    auto opened = store::Store::open(tmp.string());
-    if (!opened.ok()) return opened.status().with_context("results store");
+    auto opened = store::Store::open(tmp);
+    if (!opened.ok()) {
+      discard();
+      return opened.status().with_context("results store");
+    }
     for (store::RunData& run : runs) {
       if (!run.run.label) run.run.label = "study " + std::string(level_name(state.options.level));
       auto id = (*opened)->write(run);
-      if (!id.ok()) return id.status().with_context("results store");
+      if (!id.ok()) {
+        opened->reset();
+        discard();
+        return id.status().with_context("results store");
+      }
     }
   }
-  for (const char* suffix : {"-wal", "-shm"}) fs::remove(tmp.string() + suffix, ec);
+  for (const char* suffix : {"-wal", "-shm"}) fs::remove(tmp + suffix, ec);
   if (std::rename(tmp.c_str(), db.c_str()) != 0) {
-    return Status(Code::io_error, fmt::format("cannot replace {}", db.string()));
+    const int error = errno;
+    discard();
+    return Status(Code::io_error,
+                  fmt::format("cannot replace {}: {}", db.string(), std::strerror(error)));
   }
 
   report::ReportOptions options;

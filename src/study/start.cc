@@ -15,6 +15,7 @@ using nlohmann::json;
 constexpr int kExitNoGpu = 3;  // gpuscope's exit code for "no driver / no GPU" (exit_codes.h)
 
 Status check_new_dir(const StartRequest& request) {
+  GPUSCOPE_RETURN_IF_ERROR(require_folder(request.dir, "-o"));
   switch (classify_dir(request.dir)) {
     case DirKind::study:
       if (request.force) return {};
@@ -73,6 +74,7 @@ class ScratchDir {
 Result<State> start_study(const StartRequest& request, StepRunner& runner) {
   State state;
   if (request.resume) {
+    GPUSCOPE_RETURN_IF_ERROR(require_folder(request.dir, "--resume"));
     GPUSCOPE_ASSIGN_OR_RETURN(state, load_state(request.dir));
   } else {
     GPUSCOPE_RETURN_IF_ERROR(check_new_dir(request));

@@ -1,12 +1,9 @@
 // study.json: the plan, the options and every step that ended, saved after each step.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
+#include "gpuscope/files.h"
 #include "gpuscope/study.h"
 
 namespace gpuscope::study {
@@ -176,24 +173,8 @@ Result<State> state_from_json(const json& doc) {
 }
 
 Status save_state(const fs::path& dir, const State& state) {
-  const fs::path path = dir / kStateFile;
-  const fs::path tmp = dir / fmt::format(".{}.tmp.{}", kStateFile, getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << state_to_json(state).dump(2) << '\n';
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      return Status(Code::io_error, fmt::format("cannot write {}", tmp.string()));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    return Status(Code::io_error, fmt::format("cannot replace {}", path.string()));
-  }
-  return {};
+  return files::write_file_atomically((dir / kStateFile).string(),
+                                      state_to_json(state).dump(2) + "\n");
 }
 
 Result<State> load_state(const fs::path& dir) {
@@ -203,9 +184,9 @@ Result<State> load_state(const fs::path& dir) {
     return Status(Code::not_found,
                   fmt::format("{} is not a study: it has no {}", dir.string(), kStateFile));
   }
-  std::ifstream in(path);
-  if (!in) return Status(Code::io_error, fmt::format("cannot read {}", path.string()));
-  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  GPUSCOPE_ASSIGN_OR_RETURN(std::string text,
+                            files::read_file(path.string(), files::kMaxStateFileBytes));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Status(Code::data_error, fmt::format("{} is not valid JSON", path.string()));
   }
@@ -246,9 +227,18 @@ Status check_same_machine(const State& state, const Machine& now) {
 DirKind classify_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return DirKind::absent_or_empty;
+  if (!fs::is_directory(dir, ec)) return DirKind::not_a_folder;
   if (fs::exists(dir / kStateFile, ec)) return DirKind::study;
   if (fs::is_directory(dir, ec) && fs::is_empty(dir, ec)) return DirKind::absent_or_empty;
   return DirKind::other;
+}
+
+Status require_folder(const fs::path& dir, std::string_view option) {
+  if (classify_dir(dir) != DirKind::not_a_folder) return {};
+  return Status(Code::invalid_argument,
+                fmt::format("{} {}: that is a file, and {} takes a folder (the study's files go "
+                            "into it); name a folder, new or empty",
+                            option, dir.string(), option));
 }
 
 }  // namespace gpuscope::study

@@ -203,7 +203,7 @@ TEST(BenchJsonFile, SavedWholeAndLoadedBack) {
 
   Status unwritable = save_bench_json("/nonexistent-dir/bench.json", doc);
   EXPECT_EQ(unwritable.code(), Code::io_error);
-  EXPECT_THAT(unwritable.message(), HasSubstr("/nonexistent-dir/bench.json.tmp"));
+  EXPECT_THAT(unwritable.message(), HasSubstr("cannot write /nonexistent-dir/bench.json"));
 }
 
 TEST(BenchJsonFile, MissingTruncatedAndForeignFilesAreClearErrors) {

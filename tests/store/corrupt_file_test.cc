@@ -15,12 +15,11 @@ namespace {
 using ::testing::HasSubstr;
 using testing::ScratchDir;
 
-// Opens `path` both ways and expects data_error, with the file byte-for-byte as it was. A file
-// that does not carry gpuscope's application id is never handed to SQLite, so nothing at all
-// appears beside it; one that does (a damaged store) is read by SQLite in read-only mode, which
-// may create the -wal/-shm files any reader of a WAL database shares (the file itself is not
-// written).
-void expect_refused_untouched(const std::string& path, const std::string& why, bool ours = false) {
+// Opens `path` both ways and expects data_error, with the file byte-for-byte as it was and its
+// folder as it was: a file that does not carry gpuscope's application id is never handed to
+// SQLite; one that does (a damaged store) is read by SQLite in read-only mode, which creates the
+// -wal/-shm files of a WAL database, and those must be gone again after the refusal.
+void expect_refused_untouched(const std::string& path, const std::string& why) {
   std::string before = testing::read_bytes(path);
   for (bool read_only : {false, true}) {
     StoreOptions options;
@@ -33,7 +32,6 @@ void expect_refused_untouched(const std::string& path, const std::string& why, b
     EXPECT_EQ(testing::read_bytes(path), before) << why << ": the file was modified";
   }
   EXPECT_FALSE(std::filesystem::exists(path + "-journal")) << why << ": left a journal";
-  if (ours) return;
   for (const char* suffix : {"-wal", "-shm"}) {
     EXPECT_FALSE(std::filesystem::exists(path + suffix)) << why << ": left " << suffix;
   }
@@ -108,7 +106,7 @@ TEST(CorruptFileTest, DamagedStoreIsRefused) {
   // Garbage over a few pages in the middle: b-tree pages of the telemetry.
   for (std::size_t i = 6 * 4096; i < 9 * 4096; ++i) bytes[i] = static_cast<char>(0xA5 ^ (i & 0xff));
   testing::write_bytes(path, bytes);
-  expect_refused_untouched(path, "a store with damaged pages", /*ours=*/true);
+  expect_refused_untouched(path, "a store with damaged pages");
 }
 
 TEST(CorruptFileTest, TruncatedStoreIsRefused) {
@@ -117,7 +115,7 @@ TEST(CorruptFileTest, TruncatedStoreIsRefused) {
   make_store(path);
   std::string bytes = testing::read_bytes(path);
   testing::write_bytes(path, bytes.substr(0, bytes.size() / 2));
-  expect_refused_untouched(path, "a truncated store", /*ours=*/true);
+  expect_refused_untouched(path, "a truncated store");
 }
 
 TEST(CorruptFileTest, StoreFromANewerGpuscopeIsRefused) {
@@ -128,7 +126,7 @@ TEST(CorruptFileTest, StoreFromANewerGpuscopeIsRefused) {
   auto store = Store::open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(), HasSubstr("newer gpuscope"));
-  expect_refused_untouched(path, "a store of schema 99", /*ours=*/true);
+  expect_refused_untouched(path, "a store of schema 99");
 }
 
 TEST(CorruptFileTest, EmptyFileBecomesAStoreButIsNoStoreToRead) {

@@ -99,6 +99,19 @@ TEST(StudyState, SavesAtomicallyAndLoads) {
   EXPECT_EQ(loaded->steps.at("burn-gpu0").message, "changed");
 }
 
+// The temporary name used before, .study.json.tmp.PID, was opened through whatever was there.
+TEST(StudyState, SavingNeverWritesThroughASymlinkAtATemporaryName) {
+  fs::path dir = fresh_dir("symlink");
+  fs::create_directories(dir);
+  std::ofstream(dir / "victim") << "precious";
+  fs::create_symlink(dir / "victim", dir / (".study.json.tmp." + std::to_string(getpid())));
+  ASSERT_TRUE(save_state(dir, sample_state()).ok());
+  std::ifstream victim(dir / "victim");
+  std::string text((std::istreambuf_iterator<char>(victim)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious");
+  EXPECT_TRUE(load_state(dir).ok());
+}
+
 TEST(StudyState, SaveIntoAMissingDirectoryIsAnIoError) {
   EXPECT_EQ(save_state(fresh_dir("missing") / "deeper", sample_state()).code(), Code::io_error);
 }
@@ -160,6 +173,10 @@ TEST(StudyState, ClassifiesTheOutputDirectory) {
   EXPECT_EQ(classify_dir(dir), DirKind::other);
   ASSERT_TRUE(save_state(dir, sample_state()).ok());
   EXPECT_EQ(classify_dir(dir), DirKind::study);
+  EXPECT_EQ(classify_dir(dir / "notes.txt"), DirKind::not_a_folder);
+  EXPECT_EQ(require_folder(dir / "notes.txt", "-o").code(), Code::invalid_argument);
+  EXPECT_THAT(require_folder(dir / "notes.txt", "-o").message(), HasSubstr("takes a folder"));
+  EXPECT_TRUE(require_folder(dir, "-o").ok());
 }
 
 }  // namespace

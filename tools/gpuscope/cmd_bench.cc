@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "gpuscope/bench.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/files.h"
 #include "gpuscope/nvml.h"
 #include "gpuscope/store.h"
 #include "store_option.h"
@@ -26,7 +27,7 @@ struct BenchArgs {
   std::string guard = "on";
   int guard_seed = 0;
   int guard_steps = 0;
-  bool list = false;
+  bool list = false, force = false;
   std::string json, resume, store, torch_bin;
   unsigned gpu = 0;
   int interval_ms = 100;
@@ -99,6 +100,12 @@ int run_bench_command(const BenchArgs& a) {
     bench::print_rows(*rows, std::cout);
     return kExitOk;
   }
+  // `--resume F --json F` goes on with F and rewrites it: the same file by design.
+  Status paths = files::check_paths(
+      {files::output_path("--json", a.json, files::OutputKind::bench_json, "--resume"),
+       files::input_path("--resume", a.resume), files::store_path("--store", a.store)},
+      a.force);
+  if (!paths.ok()) return report_error(paths);
   auto torch = bench::find_torch_bin(a.torch_bin);
   if (!torch.ok()) return report_error(torch.status());
 
@@ -209,6 +216,7 @@ void add_bench_command(CLI::App& app, Runner& runner) {
                   "Go on with the unfinished matrix in FILE (an earlier --json FILE; give the "
                   "same matrix options): its finished rows and guard runs are kept, the rest run");
   cmd->add_option("--store", args->store, "Record the run into this SQLite results store");
+  cmd->add_flag("--force", args->force, "Replace a --json file that gpuscope did not write");
   cmd->add_option("--torch-bin", args->torch_bin,
                   "gpuscope-torch to run (default: $GPUSCOPE_TORCH_BIN, next to gpuscope, or "
                   "the build tree)");

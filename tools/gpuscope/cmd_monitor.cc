@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/files.h"
 #include "gpuscope/monitor.h"
 #include "gpuscope/nvml.h"
 
@@ -20,7 +21,7 @@ constexpr int kExitCommandNotFound = 127;
 struct MonitorArgs {
   int interval_ms = 100;
   std::string csv, jsonl, store, listen;
-  bool tui = false, no_tui = false, json = false;
+  bool tui = false, no_tui = false, json = false, force = false;
   std::vector<std::string> gpus;
   double duration_s = 0;
   std::vector<std::string> command;
@@ -48,6 +49,12 @@ int exit_code(const telemetry::MonitorResult& r) {
 }
 
 int run_monitor_command(const MonitorArgs& a) {
+  Status paths =
+      files::check_paths({files::output_path("--csv", a.csv, files::OutputKind::monitor_csv),
+                          files::output_path("--jsonl", a.jsonl, files::OutputKind::monitor_jsonl),
+                          files::store_path("--store", a.store)},
+                         a.force);
+  if (!paths.ok()) return report_error(paths);
   if (!a.command.empty()) {
     Status runnable = telemetry::check_command(a.command);
     if (!runnable.ok()) {
@@ -104,6 +111,7 @@ void add_monitor_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--jsonl", args->jsonl, "Record every sample to this JSON-lines file");
   cmd->add_option("--store", args->store,
                   "Record into this SQLite results store (a 'monitor' run)");
+  cmd->add_flag("--force", args->force, "Replace a --csv/--jsonl file that gpuscope did not write");
   cmd->add_option("--listen", args->listen,
                   "Serve Prometheus /metrics (dcgm-exporter names) on [ADDR:]PORT; ADDR defaults "
                   "to 127.0.0.1");

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/files.h"
 #include "gpuscope/report.h"
 #include "gpuscope/reporter.h"
 
@@ -22,6 +23,7 @@ struct ReportArgs {
   std::string title = "gpuscope report";
   report::OutputFiles files;
   bool list = false;
+  bool force = false;
   std::string command_line;
 };
 
@@ -33,6 +35,29 @@ std::string format_for(const std::string& path) {
   if (ext == ".json") return "json";
   if (ext == ".txt") return "console";
   return "html";
+}
+
+files::OutputKind output_kind(const std::string& format) {
+  if (format == "md" || format == "markdown") return files::OutputKind::report_markdown;
+  if (format == "csv") return files::OutputKind::report_csv;
+  if (format == "json") return files::OutputKind::report_json;
+  if (format == "console") return files::OutputKind::report_text;
+  return files::OutputKind::report_html;
+}
+
+// Every path of this report, checked together before anything is read or written.
+Status check_report_paths(const ReportArgs& args) {
+  using files::output_path;
+  using files::OutputKind;
+  std::vector<files::PathUse> uses;
+  for (const std::string& input : args.inputs) uses.push_back(files::input_path("", input));
+  const std::string format = args.format.empty() ? format_for(args.output) : args.format;
+  uses.push_back(output_path("-o", args.output, output_kind(format)));
+  uses.push_back(output_path("--json", args.files.json, OutputKind::report_json));
+  uses.push_back(output_path("--csv", args.files.csv, OutputKind::report_csv));
+  uses.push_back(output_path("--md", args.files.markdown, OutputKind::report_markdown));
+  uses.push_back(output_path("--html", args.files.html, OutputKind::report_html));
+  return files::check_paths(uses, args.force);
 }
 
 int list_runs(const std::vector<store::RunData>& runs) {
@@ -54,6 +79,7 @@ int list_runs(const std::vector<store::RunData>& runs) {
 }
 
 int run_report(const ReportArgs& args) {
+  if (Status paths = check_report_paths(args); !paths.ok()) return report_error(paths);
   auto runs = report::load_runs(args.inputs, args.run_ids);
   if (!runs.ok()) return report_error(runs.status());
   if (args.list) return list_runs(*runs);
@@ -108,6 +134,8 @@ void add_report_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--md", args->files.markdown, "Also write it as Markdown to this file");
   cmd->add_option("--html", args->files.html, "Also write it as HTML to this file");
   cmd->add_flag("--list", args->list, "List the runs found instead of reporting on them");
+  cmd->add_flag("--force", args->force,
+                "Replace output files that gpuscope did not write (never an input)");
   cmd->callback([&runner, args] {
     std::string line = "gpuscope report";
     for (const std::string& input : args->inputs) line += " " + input;

@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <ctime>
-#include <fstream>
 #include <iostream>
 
 #include "commands.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/files.h"
 #include "gpuscope/process.h"
 #include "gpuscope/study.h"
 
@@ -88,7 +88,11 @@ int finish(const study::State& state, const fs::path& dir, const StudyArgs& args
   study::Headlines headlines = study::compute_headlines(state, dir);
   Status written = study::write_results(state, headlines, dir);
   nlohmann::json summary = study::summary_to_json(state, headlines, dir, false);
-  std::ofstream(dir / "summary.json") << summary.dump(2) << '\n';
+  Status saved =
+      files::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n");
+  if (!saved.ok()) {
+    std::cerr << fmt::format("gpuscope study: warning: {}\n", saved.message());
+  }
   if (args.json) {
     std::cout << summary.dump(2) << '\n';
   } else {
@@ -103,13 +107,14 @@ int finish(const study::State& state, const fs::path& dir, const StudyArgs& args
   }
   bool failed = false;
   for (const auto& [id, r] : state.steps) failed = failed || r.status == study::StepStatus::failed;
-  return failed ? kExitCheckFailed : (written.ok() ? kExitOk : kExitError);
+  return failed ? kExitCheckFailed : (written.ok() && saved.ok() ? kExitOk : kExitError);
 }
 
 int run_sample(const StudyArgs& args) {
   const fs::path dir = args.out.empty() ? fs::path("gpuscope-sample-study") : fs::path(args.out);
   auto sample = study::locate_sample();
   if (!sample.ok()) return fail(sample.status());
+  if (Status folder = study::require_folder(dir, "-o"); !folder.ok()) return fail(folder);
   const study::DirKind kind = study::classify_dir(dir);
   if (kind == study::DirKind::other && !args.force) {
     return fail(Status(Code::invalid_argument,
@@ -139,6 +144,12 @@ int run_sample(const StudyArgs& args) {
 
 int run_study(StudyArgs args) {
   if (args.sample) return run_sample(args);
+  if (!args.resume.empty() && !args.out.empty() && !files::same_file(args.resume, args.out)) {
+    return fail(Status(Code::invalid_argument,
+                       fmt::format("-o {} and --resume {}: a resumed study goes on in its own "
+                                   "folder; give --resume alone",
+                                   args.out, args.resume)));
+  }
   study::StartRequest request;
   request.resume = !args.resume.empty();
   request.dir = request.resume ? fs::path(args.resume)
