@@ -14,6 +14,10 @@ enum ExitCode : int {
   kExitGpuLost = 5,        // a GPU stopped answering
   kExitError = 6,          // anything else (I/O, internal)
   kExitInterrupted = 130,  // Ctrl-C
+  // A command gpuscope was asked to run (monitor -- CMD) could not be started; as a shell
+  // answers. See command_exit_code() in process.h for the whole policy.
+  kExitCommandNotExecutable = 126,  // found, but no permission, a directory, an unknown format
+  kExitCommandNotFound = 127,       // no such file, not in $PATH, or an empty name
 };
 
 inline int exit_code_for(Code code) {

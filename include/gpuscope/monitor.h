@@ -32,6 +32,9 @@ struct SessionInfo {
   std::string host;
   std::vector<std::string> command;  // the observed command; empty without one
   std::string gpuscope_version;
+  std::string command_line;  // how gpuscope itself was run ("gpuscope monitor --csv m.csv")
+  std::optional<std::string> driver_version;       // "580.159.04"; absent when NVML does not say
+  std::optional<std::string> cuda_driver_version;  // what the driver supports, "13.0"
 };
 
 // A destination for ticks. Called from one thread: begin, write per tick, end.
@@ -153,35 +156,45 @@ struct MonitorOptions {
   // runs, with its pid (trace reads its threads' CPU time); not while the live view is shown.
   std::function<void(pid_t command_pid)> while_running;
   double while_running_interval_s = 0.5;
+  // How gpuscope was run, recorded with the session (the store's run). Empty: "gpuscope
+  // monitor", with " -- CMD ARGS" when there is a command.
+  std::string command_line;
 };
 
 struct CommandOutcome {
   std::vector<std::string> argv;
-  unsigned pid = 0;
+  unsigned pid = 0;  // 0 when it could not start
   ProcessExit exit;
+  // Why it could not start although found (an unknown binary format): then exit.exit_code is
+  // what a shell answers (command_start_exit_code in process.h) and the session's data is kept.
+  std::optional<std::string> start_error;
 };
 
 struct MonitorResult {
   Summary summary;
   std::optional<CommandOutcome> command;
   // Sinks that failed during the session ("CSV file out.csv: ... No space left on device;
-  // 1234 rows written before are kept"). The others and the command went on.
+  // the 1234 rows written before are kept"). The others, the command, and a session without a
+  // command went on: a failed sink never ends a session.
   std::vector<std::string> sink_failures;
   bool interrupted = false;              // ended by SIGINT/SIGTERM (without a command)
   std::optional<std::string> listening;  // where /metrics was served
 };
 
-// Whether `argv` can be started (argv[0] a path, or a name in $PATH): not_found /
-// permission_denied with "cannot run ..." otherwise. run_monitor checks it too; callers use it
-// to answer like a shell (127 / 126).
+// Whether `argv` can be started (check_program in process.h): not_found / permission_denied
+// with "cannot run ..." otherwise. run_monitor checks it too; callers answer like a shell
+// with command_start_exit_code (127 / 126).
 Status check_command(const std::vector<std::string>& argv);
 
 // Runs a session. Fails before anything runs with invalid_argument (options, GPUs), not_found /
 // permission_denied (the command does not exist / is not executable), io_error (a sink cannot
 // be created, is locked by another monitor, the port cannot be bound), not_supported (a sink
 // this build lacks). Once sampling has started it returns a MonitorResult: a command always
-// runs to its end, whatever happens to the sinks or GPUs. Warnings (a GPU lost, a sink that
-// failed) go to `err` as they happen (after the live view closes, with the live view).
+// runs to its end, whatever happens to the sinks or GPUs; a command found but refused by the
+// system at its start (an unknown binary format) is an outcome with its start_error. As soon as
+// /metrics is bound, "gpuscope: serving /metrics on http://ADDR:PORT/metrics" goes to `err` (the
+// port chosen for PORT 0 is known then). Warnings (a GPU lost, a sink that failed) go to `err` as
+// they happen (after the live view closes, with the live view).
 Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOptions& options,
                                   std::ostream& out, std::ostream& err);
 

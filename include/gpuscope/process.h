@@ -84,8 +84,11 @@ struct ProcessExit {
 class ChildProcess {
  public:
   // Starts `options.argv[0]`. Fails with invalid_argument for an empty argv or a missing
-  // on_stderr_line, not_found when the program does not exist (or is not in $PATH),
-  // permission_denied when it is not executable, io_error when pipes or the spawn fail.
+  // on_stderr_line, not_found when the program does not exist (or is not in $PATH, or its name
+  // is empty), permission_denied when it cannot be executed (no execute permission, a directory,
+  // a file in an unknown binary format), io_error when pipes or the spawn fail otherwise.
+  // The child starts with no signal blocked and the default action for SIGINT, SIGTERM, SIGHUP,
+  // SIGQUIT, SIGPIPE and SIGXFSZ, whatever this process does with them.
   static Result<std::unique_ptr<ChildProcess>> start(ProcessOptions options);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
@@ -109,6 +112,28 @@ class ChildProcess {
 
 // start() then wait().
 Result<ProcessExit> run_process(ProcessOptions options);
+
+// Whether `program` can be started, resolved as posix_spawnp does: a path when it contains '/',
+// else the first executable file of that name in $PATH. not_found ("cannot run X: command not
+// found", also for an empty name) or permission_denied ("not executable"; a directory) otherwise.
+// A file in an unknown binary format passes here and fails in ChildProcess::start.
+Status check_program(const std::string& program);
+
+// The one exit-code policy for a person's command that gpuscope runs (monitor -- CMD): what a
+// POSIX shell answers, so that wrapping a command in gpuscope changes nothing a script sees.
+//   - ran: its own exit code, or 128 + N when signal N ended it;
+//   - could not start: 127 when it was not found (or its name is empty), 126 when it was found
+//     but cannot be executed (permission, a directory, an unknown binary format). Any other
+//     start failure (out of file descriptors, ...) is gpuscope's own: nullopt, and the caller
+//     reports it with its usual exit code.
+int command_exit_code(const ProcessExit& exit);
+std::optional<int> command_start_exit_code(const Status& start_failure);
+
+// Makes a write past the file-size limit (ulimit -f, RLIMIT_FSIZE) fail with EFBIG, which every
+// writer reports like a full disk (whole rows kept, a clear error), instead of SIGXFSZ killing
+// this process mid-row and orphaning its children. Children started by ChildProcess get the
+// default action back. Call once, early in main.
+void ignore_file_size_signal();
 
 // Splits a byte stream into lines: feed() chunks as they arrive, finish() at end of stream.
 class LineSplitter {

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,8 +16,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+#include "gpuscope/exit_codes.h"
 
 extern char** environ;
 
@@ -83,7 +87,8 @@ Status spawn_error(const std::string& program, int error) {
       return Status(Code::permission_denied,
                     fmt::format("cannot run '{}': permission denied (not executable?)", program));
     case ENOEXEC:
-      return Status(Code::io_error,
+      // Found and executable, but neither a binary for this machine nor a script with "#!".
+      return Status(Code::permission_denied,
                     fmt::format("cannot run '{}': not an executable format", program));
     default:
       return errno_status(Code::io_error, fmt::format("cannot run '{}'", program), error);
@@ -191,8 +196,11 @@ pid_t ChildProcess::pid() const {
 }
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::start(ProcessOptions options) {
-  if (options.argv.empty() || options.argv.front().empty()) {
+  if (options.argv.empty()) {
     return Status(Code::invalid_argument, "no program to run (empty argv)");
+  }
+  if (options.argv.front().empty()) {
+    return Status(Code::not_found, "cannot run '': command not found (the name is empty)");
   }
   if (options.stderr_mode == StderrMode::lines && !options.on_stderr_line) {
     return Status(Code::invalid_argument, "stderr_mode lines needs on_stderr_line");
@@ -227,7 +235,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::start(ProcessOptions options
   sigset_t empty, defaults;
   sigemptyset(&empty);
   sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&defaults, sig);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ}) sigaddset(&defaults, sig);
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   if (options.own_process_group) {
     flags = static_cast<short>(flags | POSIX_SPAWN_SETPGROUP);
@@ -387,6 +395,72 @@ Result<ProcessExit> run_process(ProcessOptions options) {
   GPUSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> child,
                             ChildProcess::start(std::move(options)));
   return child->wait();
+}
+
+Status check_program(const std::string& program) {
+  enum class Found { runnable, missing, directory, not_executable };
+  auto look = [](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return Found::missing;
+    if (S_ISDIR(st.st_mode)) return Found::directory;
+    return ::access(path.c_str(), X_OK) == 0 ? Found::runnable : Found::not_executable;
+  };
+  if (program.empty()) {
+    return Status(Code::not_found, "cannot run '': command not found (the name is empty)");
+  }
+  if (program.find('/') != std::string::npos) {
+    switch (look(program)) {
+      case Found::runnable:
+        return Status{};
+      case Found::missing:
+        return Status(Code::not_found, fmt::format("cannot run {}: no such file", program));
+      case Found::directory:
+        return Status(Code::permission_denied, fmt::format("cannot run {}: a directory", program));
+      case Found::not_executable:
+        return Status(Code::permission_denied,
+                      fmt::format("cannot run {}: not an executable file", program));
+    }
+  }
+  // Searching $PATH passes over directories, as posix_spawnp and shells do.
+  const char* path_env = std::getenv("PATH");
+  const std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  bool denied = false;
+  for (std::size_t start = 0;;) {
+    const std::size_t colon = path.find(':', start);
+    const std::string dir = path.substr(start, colon - start);
+    const Found found = look((dir.empty() ? "." : dir) + "/" + program);
+    if (found == Found::runnable) return Status{};
+    denied = denied || found == Found::not_executable;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (denied) {
+    return Status(Code::permission_denied, fmt::format("cannot run {}: not executable", program));
+  }
+  return Status(Code::not_found, fmt::format("cannot run {}: command not found", program));
+}
+
+int command_exit_code(const ProcessExit& exit) {
+  if (exit.term_signal) return 128 + *exit.term_signal;
+  return exit.exit_code.value_or(kExitError);
+}
+
+std::optional<int> command_start_exit_code(const Status& start_failure) {
+  switch (start_failure.code()) {
+    case Code::not_found:
+      return kExitCommandNotFound;
+    case Code::permission_denied:
+      return kExitCommandNotExecutable;
+    default:
+      return std::nullopt;
+  }
+}
+
+void ignore_file_size_signal() {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGXFSZ, &ignore, nullptr);
 }
 
 std::string ProcessExit::describe() const {

@@ -39,8 +39,11 @@ Result<RunData> run_from_monitor_lines(const std::vector<json>& lines) {
   run.started_unix_s = session.opt_number("started_unix_s").value_or(0);
   run.host = session.opt_text("host").value_or("");
   run.gpuscope_version = session.opt_text("gpuscope_version").value_or("");
-  run.command_line = "gpuscope monitor";
-  if (const json& command = session.member("command"); command.is_array() && !command.empty()) {
+  run.driver_version = session.opt_text("driver_version");
+  run.cuda_driver_version = session.opt_text("cuda_driver_version");
+  run.command_line = session.opt_text("command_line").value_or("gpuscope monitor");
+  if (const json& command = session.member("command");
+      !session.opt_text("command_line") && command.is_array() && !command.empty()) {
     run.command_line += " --";
     for (const json& word : command) {
       if (word.is_string()) run.command_line += " " + word.get<std::string>();

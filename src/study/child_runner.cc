@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpuscope/exit_codes.h"
 #include "gpuscope/process.h"
 #include "gpuscope/study.h"
 #include "study/json_file.h"
@@ -72,7 +73,7 @@ class ChildRunner final : public StepRunner {
     out.close();
     end.interrupted = InterruptForwarding::signals_received() > signals_before;
     if (!exit.ok()) {
-      end.exit_code = 127;
+      end.exit_code = command_start_exit_code(exit.status()).value_or(kExitError);
       end.stderr_tail = exit.status().message();
       log << "gpuscope study: cannot start the step: " << exit.status().message() << '\n';
       return end;

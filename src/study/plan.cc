@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "gpuscope/option_checks.h"
 #include "gpuscope/study.h"
 
 namespace gpuscope::study {
@@ -110,6 +111,7 @@ Result<std::vector<GpuIdentity>> choose_gpus(const Options& options, const Machi
   if (options.gpus.empty()) return machine.gpus;
   std::vector<GpuIdentity> chosen;
   for (const std::string& selector : options.gpus) {
+    GPUSCOPE_RETURN_IF_ERROR(check_gpu_selector(selector));
     auto it = std::find_if(machine.gpus.begin(), machine.gpus.end(), [&](const GpuIdentity& g) {
       return g.uuid == selector || std::to_string(g.index) == selector;
     });

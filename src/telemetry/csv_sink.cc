@@ -22,7 +22,7 @@ class CsvSink : public Sink {
       header += info.name;
     }
     header += '\n';
-    GPUSCOPE_RETURN_IF_ERROR(file_->append_row(header));
+    GPUSCOPE_RETURN_IF_ERROR(file_->append_row(header, detail::LockedFile::Row::meta));
     return file_->flush();  // a path that cannot take a single row fails now, not later
   }
 

@@ -32,7 +32,10 @@ class JsonlSink : public Sink {
                  {"command", session.command},
                  {"gpuscope_version", session.gpuscope_version},
                  {"gpus", std::move(gpus)}};
-    GPUSCOPE_RETURN_IF_ERROR(file_->append_row(line.dump() + "\n"));
+    if (!session.command_line.empty()) line["command_line"] = session.command_line;
+    if (session.driver_version) line["driver_version"] = *session.driver_version;
+    if (session.cuda_driver_version) line["cuda_driver_version"] = *session.cuda_driver_version;
+    GPUSCOPE_RETURN_IF_ERROR(file_->append_row(line.dump() + "\n", detail::LockedFile::Row::meta));
     return file_->flush();
   }
 
@@ -53,7 +56,8 @@ class JsonlSink : public Sink {
   Status end(const Summary* summary) override {
     if (summary != nullptr) {
       json line = {{"type", "summary"}, {"summary", detail::summary_core_to_json(*summary)}};
-      GPUSCOPE_RETURN_IF_ERROR(file_->append_row(line.dump() + "\n"));
+      GPUSCOPE_RETURN_IF_ERROR(
+          file_->append_row(line.dump() + "\n", detail::LockedFile::Row::meta));
     }
     return file_->flush();
   }
@@ -97,6 +101,13 @@ Result<Recording> read_recording(const std::string& path) {
       rec.session.host = line.value("host", "");
       rec.session.gpuscope_version = line.value("gpuscope_version", "");
       rec.session.command = line.value("command", std::vector<std::string>{});
+      rec.session.command_line = line.value("command_line", "");
+      if (line.contains("driver_version")) {
+        rec.session.driver_version = line.value("driver_version", "");
+      }
+      if (line.contains("cuda_driver_version")) {
+        rec.session.cuda_driver_version = line.value("cuda_driver_version", "");
+      }
       for (const json& g : line.value("gpus", json::array())) {
         rec.session.gpus.push_back(detail::identity_from_json(g));
       }

@@ -25,7 +25,7 @@ class LinesSink : public Sink {
                         "gpu", "sm%", "tens%", "dram%", "duty%", "mem_GiB", "power_W", "temp",
                         "sm_MHz", "throttle")
          << std::flush;
-    return Status{};
+    return stream_status();
   }
 
   Status write(const Tick& tick) override {
@@ -55,12 +55,18 @@ class LinesSink : public Sink {
           cell(v.get(Metric::sm_clock_hz), 1e-6, 6), throttle);
     }
     out_.flush();
-    return Status{};
+    return stream_status();
   }
 
   Status end(const Summary*) override { return Status{}; }
 
  private:
+  // A stream that failed (disk full, file-size limit, a closed pipe) is a failed sink.
+  Status stream_status() const {
+    if (out_.good()) return Status{};
+    return Status(Code::io_error, "writing the per-second lines failed");
+  }
+
   std::ostream& out_;
   std::unique_ptr<Latest> latest_;
   std::optional<double> next_;

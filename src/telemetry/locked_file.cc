@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -57,9 +56,9 @@ LockedFile::~LockedFile() {
   }
 }
 
-Status LockedFile::append_row(std::string_view row) {
+Status LockedFile::append_row(std::string_view row, Row kind) {
   pending_.append(row);
-  ++pending_rows_;
+  pending_rows_.push_back({pending_.size(), kind});
   const auto now = std::chrono::steady_clock::now();
   if (pending_.size() >= kFlushBytes || now - last_flush_ >= kFlushPeriod) return flush();
   return Status{};
@@ -67,6 +66,14 @@ Status LockedFile::append_row(std::string_view row) {
 
 Status LockedFile::flush() {
   last_flush_ = std::chrono::steady_clock::now();
+  // Data rows among the first `bytes` pending bytes (whole rows only).
+  auto data_rows_within = [this](std::size_t bytes) {
+    std::uint64_t rows = 0;
+    for (const PendingRow& r : pending_rows_) {
+      if (r.end <= bytes && r.kind == Row::data) ++rows;
+    }
+    return rows;
+  };
   std::size_t done = 0;
   while (done < pending_.size()) {
     const ssize_t n = ::write(fd_, pending_.data() + done, pending_.size() - done);
@@ -77,24 +84,23 @@ Status LockedFile::flush() {
       const std::string_view written(pending_.data(), done);
       const std::size_t end = written.rfind('\n');
       const std::size_t kept = end == std::string_view::npos ? 0 : end + 1;
-      rows_written_ += static_cast<std::uint64_t>(
-          std::count(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(kept), '\n'));
+      data_rows_written_ += data_rows_within(kept);
       bytes_written_ += kept;
       if (kept < done && ::ftruncate(fd_, static_cast<off_t>(bytes_written_)) == 0) {
         ::lseek(fd_, static_cast<off_t>(bytes_written_), SEEK_SET);
       }
       pending_.clear();
-      pending_rows_ = 0;
+      pending_rows_.clear();
       return Status(Code::io_error,
                     fmt::format("{}: write failed: {}; the {} rows written before are kept", path_,
-                                std::strerror(error), rows_written_));
+                                std::strerror(error), data_rows_written_));
     }
     done += static_cast<std::size_t>(n);
   }
   bytes_written_ += pending_.size();
-  rows_written_ += pending_rows_;
+  data_rows_written_ += data_rows_within(pending_.size());
   pending_.clear();
-  pending_rows_ = 0;
+  pending_rows_.clear();
   return Status{};
 }
 

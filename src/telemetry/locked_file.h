@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuscope/status.h"
 
@@ -22,14 +23,19 @@ class LockedFile {
   LockedFile(const LockedFile&) = delete;
   LockedFile& operator=(const LockedFile&) = delete;
 
+  // data: a sample's row, counted in "N rows kept"; meta: a CSV header, a JSON-lines session or
+  // summary line, written the same way but not counted.
+  enum class Row { data, meta };
+
   const std::string& path() const { return path_; }
-  std::uint64_t rows_written() const { return rows_written_; }
+  std::uint64_t data_rows_written() const { return data_rows_written_; }
 
   // Adds a complete row (with its '\n'); flushes when a second has passed since the last flush
   // or much is pending.
-  Status append_row(std::string_view row);
-  // Writes what is pending. On a failure (disk full, ...) the file is cut back to its last
-  // whole row, so what it holds stays readable, and io_error says how many rows it keeps.
+  Status append_row(std::string_view row, Row kind = Row::data);
+  // Writes what is pending. On a failure (disk full, file-size limit, ...) the file is cut back
+  // to its last whole row, so what it holds stays readable, and io_error says how many data rows
+  // it keeps.
   Status flush();
 
  private:
@@ -38,8 +44,12 @@ class LockedFile {
   std::string path_;
   int fd_ = -1;
   std::string pending_;
-  std::uint64_t pending_rows_ = 0;
-  std::uint64_t rows_written_ = 0;
+  struct PendingRow {
+    std::size_t end;  // offset in pending_ just past its '\n'
+    Row kind;
+  };
+  std::vector<PendingRow> pending_rows_;
+  std::uint64_t data_rows_written_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
 };

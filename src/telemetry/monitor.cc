@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "gpuscope/monitor.h"
+#include "gpuscope/option_checks.h"
 #include "gpuscope/version.h"
 #include "telemetry/lines_sink.h"
 #include "telemetry/live_state.h"
@@ -27,6 +28,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+std::string default_command_line(const std::vector<std::string>& command) {
+  std::string line = "gpuscope monitor";
+  if (!command.empty()) line += " --";
+  for (const std::string& word : command) line += " " + word;
+  return line;
+}
+
 std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "";
@@ -38,9 +46,7 @@ Status validate(const MonitorOptions& o) {
     return Status(Code::invalid_argument,
                   "--duration applies only without a command (the command's life is the span)");
   }
-  if (o.duration_s && !(*o.duration_s > 0)) {
-    return Status(Code::invalid_argument, "--duration must be more than 0 seconds");
-  }
+  if (o.duration_s) GPUSCOPE_RETURN_IF_ERROR(check_duration("--duration", *o.duration_s));
   return Status{};
 }
 
@@ -140,7 +146,20 @@ class Command {
         *stdout_to << line << '\n' << std::flush;
       };
     }
-    GPUSCOPE_ASSIGN_OR_RETURN(child_, ChildProcess::start(std::move(po)));
+    auto child = ChildProcess::start(std::move(po));
+    if (!child.ok()) {
+      // The system refused the program that check_program found (an unknown binary format):
+      // its outcome is what a shell answers, and the session ends as for a command that exited.
+      const std::optional<int> code = command_start_exit_code(child.status());
+      if (!code) return child.status();
+      ProcessExit refused;
+      refused.exit_code = *code;
+      exit_ = refused;
+      start_error_ = child.status().message();
+      done_ = true;
+      return Status{};
+    }
+    child_ = std::move(child).value();
     pid_ = child_->pid();
     waiter_ = std::thread([this] {
       exit_ = child_->wait();
@@ -154,6 +173,7 @@ class Command {
   pid_t pid() const { return pid_; }
   bool done() const { return done_; }
   void view_closed() { view_open_ = false; }
+  const std::optional<std::string>& start_error() const { return start_error_; }
   Result<ProcessExit> join() {
     if (waiter_.joinable()) waiter_.join();
     return exit_;
@@ -168,20 +188,21 @@ class Command {
   detail::LiveState* live_ = nullptr;
   std::mutex out_mutex_;
   Result<ProcessExit> exit_ = Status(Code::internal, "the command was not waited for");
+  std::optional<std::string> start_error_;
 };
 
 }  // namespace
 
 Status check_command(const std::vector<std::string>& argv) {
   if (argv.empty()) return Status(Code::invalid_argument, "no command given");
-  return detail::check_program(argv.front());
+  return check_program(argv.front());
 }
 
 Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOptions& o,
                                   std::ostream& out, std::ostream& err) {
   GPUSCOPE_RETURN_IF_ERROR(validate(o));
   const bool with_command = !o.command.empty();
-  if (with_command) GPUSCOPE_RETURN_IF_ERROR(detail::check_program(o.command.front()));
+  if (with_command) GPUSCOPE_RETURN_IF_ERROR(check_program(o.command.front()));
   GPUSCOPE_ASSIGN_OR_RETURN(auto sampler, Sampler::open(session, o.sampler));
   GPUSCOPE_ASSIGN_OR_RETURN(OpenedSinks opened, open_sinks(o, out));
 
@@ -192,13 +213,23 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
   info.host = host_name();
   info.command = o.command;
   info.gpuscope_version = std::string(version());
+  info.command_line = o.command_line.empty() ? default_command_line(o.command) : o.command_line;
+  if (auto driver = session.driver_version(); driver.ok()) info.driver_version = *driver;
+  if (auto cuda = session.cuda_driver_version(); cuda.ok()) {
+    info.cuda_driver_version = fmt::format("{}.{}", *cuda / 1000, *cuda % 1000 / 10);
+  }
   for (auto& sink : opened.sinks) {
     Status status = sink->begin(info);
     if (!status.ok()) return status.with_context(sink->describe());
   }
 
   MonitorResult result;
-  if (opened.server) result.listening = opened.server->bound_address();
+  if (opened.server) {
+    result.listening = opened.server->bound_address();
+    // Said at once: with PORT 0 this is the only way to learn the port while it serves.
+    err << "gpuscope: serving /metrics on http://" << *result.listening << "/metrics\n"
+        << std::flush;
+  }
   std::unique_ptr<detail::LiveState> live;
   if (o.view == View::live) {
     live = std::make_unique<detail::LiveState>(info.gpus, info.interval_s, o.command,
@@ -247,7 +278,7 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
     if (o.duration_s && Clock::now() - started >= std::chrono::duration<double>(*o.duration_s)) {
       return true;
     }
-    return sampler->all_lost() || recorder.any_sink_failed();
+    return sampler->all_lost();  // a failed sink is reported; the others go on
   };
 
   bool keep_waiting = true;
@@ -282,7 +313,8 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
   if (with_command) {
     auto exit = command.join();
     if (!exit.ok()) return exit.status();
-    result.command = CommandOutcome{o.command, static_cast<unsigned>(command.pid()), *exit};
+    result.command = CommandOutcome{o.command, static_cast<unsigned>(command.pid()), *exit,
+                                    command.start_error()};
   }
   return result;
 }

@@ -1,12 +1,10 @@
 #include "telemetry/process_tree.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace gpuscope::telemetry::detail {
 
@@ -32,37 +30,6 @@ bool descends_from(pid_t pid, pid_t root) {
     pid = *parent;
   }
   return pid == root;
-}
-
-Status check_program(const std::string& program) {
-  auto check = [](const std::string& path) -> Status {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return Status(Code::not_found, "no such file");
-    if (S_ISDIR(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
-      return Status(Code::permission_denied, "not an executable file");
-    }
-    return Status{};
-  };
-  if (program.empty()) return Status(Code::invalid_argument, "the command is empty");
-  if (program.find('/') != std::string::npos) {
-    Status s = check(program);
-    if (!s.ok()) return Status(s.code(), fmt::format("cannot run {}: {}", program, s.message()));
-    return s;
-  }
-  const char* path_env = std::getenv("PATH");
-  std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
-  bool denied = false;
-  std::istringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    Status s = check((dir.empty() ? "." : dir) + "/" + program);
-    if (s.ok()) return s;
-    denied = denied || s.code() == Code::permission_denied;
-  }
-  if (denied) {
-    return Status(Code::permission_denied, fmt::format("cannot run {}: not executable", program));
-  }
-  return Status(Code::not_found, fmt::format("cannot run {}: command not found", program));
 }
 
 }  // namespace gpuscope::telemetry::detail

@@ -5,9 +5,6 @@
 
 #include <sys/types.h>
 #include <optional>
-#include <string>
-
-#include "gpuscope/status.h"
 
 namespace gpuscope::telemetry::detail {
 
@@ -15,9 +12,5 @@ namespace gpuscope::telemetry::detail {
 std::optional<pid_t> parent_pid(pid_t pid);
 // True when `pid` is `root` or descends from it.
 bool descends_from(pid_t pid, pid_t root);
-
-// Resolves a program as posix_spawnp would: a path when it contains '/', else the first
-// executable of that name in $PATH. not_found / permission_denied say why it cannot run.
-Status check_program(const std::string& program);
 
 }  // namespace gpuscope::telemetry::detail

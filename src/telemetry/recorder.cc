@@ -104,11 +104,6 @@ Summary Recorder::finish(double wall_s, std::vector<ReadingCost> readings) {
   return summary;
 }
 
-bool Recorder::any_sink_failed() const {
-  std::lock_guard lock(mutex_);
-  return !failures_.empty();
-}
-
 std::vector<std::string> Recorder::failures() const {
   std::lock_guard lock(mutex_);
   return failures_;

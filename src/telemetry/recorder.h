@@ -33,7 +33,6 @@ class Recorder {
   // stops the thread.
   Summary finish(double wall_s, std::vector<ReadingCost> readings = {});
 
-  bool any_sink_failed() const;
   std::vector<std::string> failures() const;
 
  private:

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "gpuscope/option_checks.h"
 #include "gpuscope/telemetry.h"
 #include "telemetry/gpu_reader.h"
 
@@ -157,6 +158,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
   state->options = options;
   std::vector<unsigned> seen;
   for (const std::string& which : wanted) {
+    GPUSCOPE_RETURN_IF_ERROR(check_gpu_selector(which));
     auto device = find_gpu(session, which, count);
     if (!device.ok() && device.code() == Code::gpu_lost && all_digits(which)) {
       // Lost before we started: say so in the first round, and sample the others.

@@ -24,10 +24,9 @@ class StoreSink : public Sink {
     run.started_unix_s = session.started_unix_s;
     run.host = session.host;
     run.gpuscope_version = session.gpuscope_version;
-    for (const std::string& arg : session.command) {
-      if (!run.command_line.empty()) run.command_line += ' ';
-      run.command_line += arg;
-    }
+    run.command_line = session.command_line;
+    run.driver_version = session.driver_version;
+    run.cuda_driver_version = session.cuda_driver_version;
     for (const GpuIdentity& g : session.gpus) {
       store::GpuRecord gpu;
       gpu.gpu = static_cast<int>(g.index);

@@ -34,7 +34,10 @@ void print_summary(const MonitorResult& result, std::ostream& out) {
   const Summary& s = result.summary;
   std::string head = fmt::format("gpuscope monitor: {:.1f} s, sampled every {:.0f} ms", s.wall_s,
                                  s.interval_s * 1000);
-  if (result.command) {
+  if (result.command && result.command->start_error) {
+    head += fmt::format("; `{}` did not start: {}", command_line(result.command->argv),
+                        *result.command->start_error);
+  } else if (result.command) {
     head += fmt::format("; `{}` (pid {}) {}", command_line(result.command->argv),
                         result.command->pid, result.command->exit.describe());
   } else if (result.interrupted) {
@@ -143,6 +146,7 @@ nlohmann::json summary_to_json(const MonitorResult& result) {
         {"argv", result.command->argv}, {"pid", result.command->pid}, {"wall_s", e.wall_seconds}};
     if (e.exit_code) c["exit_code"] = *e.exit_code;
     if (e.term_signal) c["signal"] = *e.term_signal;
+    if (result.command->start_error) c["start_error"] = *result.command->start_error;
     j["command"] = std::move(c);
   }
   j["interrupted"] = result.interrupted;

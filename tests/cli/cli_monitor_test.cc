@@ -171,6 +171,24 @@ TEST(CliMonitor, ACommandThatCannotRunIsAnsweredLikeAShell) {
   CliRun denied = monitor("-- " + not_executable);
   EXPECT_EQ(denied.exit_code, 126);
   EXPECT_THAT(denied.err, HasSubstr("not an executable"));
+  // An empty name is not found (sh -c "''" answers 127), a directory cannot be executed (126).
+  CliRun empty = monitor("-- \"\"");
+  EXPECT_EQ(empty.exit_code, 127) << empty.err;
+  EXPECT_THAT(empty.err, HasSubstr("command not found"));
+  CliRun directory = monitor("-- /");
+  EXPECT_EQ(directory.exit_code, 126) << directory.err;
+  EXPECT_THAT(directory.err, HasSubstr("a directory"));
+}
+
+TEST(CliMonitor, AFileInAnUnknownBinaryFormatIsNotExecutableAsAShellSays) {
+  // Executable, but the system refuses it at exec (ENOEXEC): gpuscope answered 6.
+  const std::string binary = fresh("unknown-format");
+  std::ofstream(binary, std::ios::binary) << std::string("\x01\x02\x03\0\0\0garbage", 13);
+  std::filesystem::permissions(binary, std::filesystem::perms::owner_all);
+  CliRun run = monitor("-- " + binary);
+  EXPECT_EQ(run.exit_code, 126) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("not an executable format"));
+  EXPECT_THAT(run.err, HasSubstr("did not start"));  // the summary of the session still comes
 }
 
 TEST(CliMonitor, ACommandKilledByASignalExitsAsAShellWould) {
@@ -224,6 +242,10 @@ TEST(CliMonitor, JsonSummaryCarriesItsSchema) {
 
 TEST(CliMonitor, UsageErrors) {
   EXPECT_EQ(monitor("--duration 1 -- true").exit_code, kExitUsage);
+  // An empty address used to start no server, silently.
+  CliRun no_address = monitor("--no-tui --duration 1 --listen \"\"");
+  EXPECT_EQ(no_address.exit_code, kExitUsage);
+  EXPECT_THAT(no_address.err, HasSubstr("--listen: must not be empty"));
   EXPECT_EQ(monitor("--interval 5 --duration 1").exit_code, kExitUsage);
   EXPECT_EQ(monitor("--gpu 9 --duration 1").exit_code, kExitUsage);
   EXPECT_EQ(monitor("--tui --no-tui --duration 1").exit_code, kExitUsage);
@@ -240,19 +262,50 @@ TEST(CliMonitor, AnUnwritableSinkStopsItBeforeTheCommandRuns) {
   EXPECT_FALSE(std::filesystem::exists(mark));
 }
 
+// "the N rows written before are kept": N from a sink's failure message.
+int rows_kept(const std::string& err) {
+  const std::string tail = " rows written before are kept";
+  const auto end = err.find(tail);
+  if (end == std::string::npos) return -1;
+  const auto start = err.rfind(' ', end - 1);
+  return std::stoi(err.substr(start + 1, end - start - 1));
+}
+
 TEST(CliMonitor, AFileSizeLimitMidRunKeepsTheRowsWrittenAndTheCommandGoesOn) {
-  // RLIMIT_FSIZE makes a write fail part-way (EFBIG), as a filling disk does; SIGXFSZ ignored.
+  // RLIMIT_FSIZE makes a write fail part-way, as a filling disk does. gpuscope used to die of
+  // SIGXFSZ (exit 153) with a half-written row, its command orphaned and its exit code lost.
   const std::string csv = fresh("limited.csv"), done = fresh("done");
-  CliRun run = shell(
-      "ulimit -f 24; trap \"\" XFSZ; exec \"$GPUSCOPE\" monitor --interval 20 "
-      "--csv " +
-      csv + " -- sh -c \"sleep 2.5; touch " + done + "\"");
-  EXPECT_EQ(run.exit_code, kExitError) << run.err;  // the command succeeded, the sink did not
+  CliRun run = shell("ulimit -f 24; exec \"$GPUSCOPE\" monitor --interval 20 --csv " + csv +
+                     " -- sh -c \"sleep 2.5; touch " + done + "; exit 3\"");
+  EXPECT_EQ(run.exit_code, 3) << run.err;  // the command's own exit code
   EXPECT_THAT(run.err, HasSubstr("File too large"));
-  EXPECT_THAT(run.err, HasSubstr("rows written before are kept"));
   EXPECT_TRUE(std::filesystem::exists(done));  // the command ran to its end
   expect_whole_csv_rows(csv);
   EXPECT_GT(lines_of(csv).size(), 5u);
+  // The count is of data rows: the header is not one.
+  EXPECT_EQ(rows_kept(run.err), static_cast<int>(lines_of(csv).size()) - 1) << run.err;
+}
+
+TEST(CliMonitor, AFileSizeLimitWithoutACommandIsAFailedSinkNotADeath) {
+  const std::string csv = fresh("limited-alone.csv");
+  CliRun run = shell(
+      "ulimit -f 24; exec \"$GPUSCOPE\" monitor --no-tui --duration 2.5 "
+      "--interval 20 --csv " +
+      csv);
+  EXPECT_EQ(run.exit_code, kExitError) << run.err;  // was 153: killed by SIGXFSZ
+  EXPECT_THAT(run.err, HasSubstr("File too large"));
+  EXPECT_THAT(run.out, HasSubstr("gpuscope monitor: 2."));  // it ran its course, then the summary
+  expect_whole_csv_rows(csv);
+}
+
+TEST(CliMonitor, TheCommandKeepsTheDefaultFileSizeSignal) {
+  // gpuscope ignores SIGXFSZ for itself only: the command dies of it as it would unwrapped.
+  const std::string big = fresh("big");
+  CliRun run = shell(
+      "ulimit -f 24; exec \"$GPUSCOPE\" monitor -- sh -c \"head -c 100000 "
+      "/dev/zero >" +
+      big + "\"");
+  EXPECT_EQ(run.exit_code, 128 + SIGXFSZ) << run.err;
 }
 
 TEST(CliMonitor, AFullTmpfsMidRunIsAClearErrorAndTheFileStaysReadable) {
@@ -273,6 +326,28 @@ TEST(CliMonitor, AFullTmpfsMidRunIsAClearErrorAndTheFileStaysReadable) {
   for (const std::string& line : lines) {
     EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line;
   }
+}
+
+TEST(CliMonitor, WithoutACommandAFailedSinkEndsNothing) {
+  // A full disk under the CSV file: the JSON-lines file and the session go on to --duration
+  // (the session used to end at the CSV's first failed flush, about 1 s in).
+  if (std::system("unshare -rm true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "cannot make a private mount namespace here (unshare -rm)";
+  }
+  const std::string dir = temp_dir() + "/tmpfs-small", jsonl = fresh("goes-on.jsonl");
+  std::filesystem::create_directories(dir);
+  CliRun run =
+      shell("unshare -rm sh -c \"mount -t tmpfs -o size=16k tmpfs " + dir +
+            " && \\\"\\$GPUSCOPE\\\" monitor --no-tui --interval 20 --duration 2.5 --csv " + dir +
+            "/c.csv --jsonl " + jsonl + "; echo rc=\\$?\"");
+  EXPECT_THAT(run.out, HasSubstr("rc=6")) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("No space left on device"));
+  auto rec = telemetry::read_recording(jsonl);
+  ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+  ASSERT_FALSE(rec->samples.empty());
+  EXPECT_GT(rec->samples.back().t_s, 2.0);
+  ASSERT_TRUE(rec->summary.has_value());
+  EXPECT_GT((*rec->summary)["wall_s"].get<double>(), 2.4);
 }
 
 TEST(CliMonitor, ASecondMonitorOnTheSameFileIsRefused) {
@@ -304,6 +379,25 @@ TEST(CliMonitor, TwoMonitorsShareOneStoreSafely) {
     EXPECT_TRUE(run->run.ended_unix_s.has_value());
     EXPECT_FALSE(run->telemetry.empty());
   }
+}
+
+TEST(CliMonitor, TheStoreRunHasItsCommandLineAndDriverVersion) {
+  // As info's runs have: which monitor invocation, on which driver.
+  const std::string db = fresh("described.db");
+  CliRun run = monitor("--store " + db + " -- sleep 0.3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  auto runs = (*store)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  auto loaded = (*store)->load_run(runs->front().id);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_THAT(loaded->run.command_line, HasSubstr(" monitor --store "));
+  EXPECT_THAT(loaded->run.command_line, HasSubstr("-- sleep 0.3"));
+  ASSERT_TRUE(loaded->run.driver_version.has_value());
+  EXPECT_NE(*loaded->run.driver_version, "");
+  EXPECT_TRUE(loaded->run.cuda_driver_version.has_value());
 }
 
 TEST(CliMonitor, TheStoreLosesAtMostASecondToSigkill) {
@@ -397,6 +491,27 @@ TEST(CliMonitor, ServesPrometheusMetricsWhileItRuns) {
   }
   EXPECT_EQ(bg.wait(), 0) << slurp(bg.err);
   EXPECT_THAT(slurp(bg.out), HasSubstr("served /metrics on 127.0.0.1:" + std::to_string(port)));
+}
+
+TEST(CliMonitor, PortZeroIsSaidAsSoonAsItIsBound) {
+  // With --listen 0 the chosen port used to be printed only at the end, too late to scrape.
+  Background bg = start({"--no-tui", "--duration", "2.5", "--listen", "0"});
+  const std::string said = "gpuscope: serving /metrics on http://127.0.0.1:";
+  std::string err;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        err = slurp(bg.err);
+        return err.find("/metrics\n", err.find(said)) != std::string::npos;
+      },
+      2.0))
+      << err;
+  const int port = std::stoi(err.substr(err.find(said) + said.size()));
+  std::string metrics;
+  EXPECT_TRUE(wait_for([&] {
+    metrics = scrape(port);
+    return metrics.find("DCGM_FI_DEV_POWER_USAGE") != std::string::npos;
+  }));
+  EXPECT_EQ(bg.wait(), 0) << slurp(bg.err);
 }
 
 TEST(CliMonitor, ALostGpuIsMarkedAndTheOthersGoOn) {

@@ -97,6 +97,63 @@ TEST(Process, EmptyArgvIsInvalid) {
   EXPECT_EQ(run_process(lines_without_callback).code(), Code::invalid_argument);
 }
 
+TEST(Process, AnEmptyProgramNameIsNotFound) {
+  // As a shell answers for '' (127), not an invalid call.
+  ProcessOptions o;
+  o.argv = {""};
+  Result<ProcessExit> r = run_process(o);
+  EXPECT_EQ(r.code(), Code::not_found);
+  EXPECT_EQ(check_program("").code(), Code::not_found);
+}
+
+TEST(Process, AFileInAnUnknownFormatIsNotExecutable) {
+  const std::string path = ::testing::TempDir() + "/gpuscope_unknown_format";
+  std::ofstream(path, std::ios::binary) << std::string("\x01\x02\x03\0\0\0garbage", 13);
+  chmod(path.c_str(), 0755);
+  EXPECT_TRUE(check_program(path).ok());  // found and executable: only exec can tell
+  ProcessOptions o;
+  o.argv = {path};
+  Result<ProcessExit> r = run_process(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.code(), Code::permission_denied) << r.status().to_string();  // was io_error
+  EXPECT_THAT(r.status().message(), HasSubstr("not an executable format"));
+}
+
+TEST(Process, CheckProgramSaysWhyAProgramCannotRun) {
+  EXPECT_TRUE(check_program("sh").ok());
+  EXPECT_TRUE(check_program("/bin/sh").ok());
+  EXPECT_EQ(check_program("gpuscope-no-such-program-in-path").code(), Code::not_found);
+  EXPECT_EQ(check_program("/nonexistent/program").code(), Code::not_found);
+  Status directory = check_program("/");
+  EXPECT_EQ(directory.code(), Code::permission_denied);
+  EXPECT_THAT(directory.message(), HasSubstr("a directory"));
+}
+
+TEST(CommandExitCode, IsWhatAShellAnswers) {
+  ProcessExit exited;
+  exited.exit_code = 7;
+  EXPECT_EQ(command_exit_code(exited), 7);
+  ProcessExit killed;
+  killed.term_signal = SIGKILL;
+  EXPECT_EQ(command_exit_code(killed), 128 + SIGKILL);
+  EXPECT_EQ(command_start_exit_code(Status(Code::not_found, "x")), 127);
+  EXPECT_EQ(command_start_exit_code(Status(Code::permission_denied, "x")), 126);
+  EXPECT_EQ(command_start_exit_code(Status(Code::io_error, "pipe2: too many open files")),
+            std::nullopt);
+}
+
+TEST(Process, TheChildGetsTheDefaultFileSizeSignalBack) {
+  // gpuscope ignores SIGXFSZ (a write past ulimit -f fails instead of killing it); an ignored
+  // signal is inherited across exec, so the child must be given the default back.
+  ignore_file_size_signal();
+  Captured c = capture(shell("grep SigIgn /proc/self/status"));
+  signal(SIGXFSZ, SIG_DFL);
+  ASSERT_EQ(c.out.size(), 1u);
+  const unsigned long long ignored =
+      std::stoull(c.out[0].substr(c.out[0].find('\t') + 1), nullptr, 16);
+  EXPECT_EQ(ignored & (1ULL << (SIGXFSZ - 1)), 0u) << c.out[0];
+}
+
 TEST(Process, SearchesThePathForABareName) {
   ProcessOptions o;
   o.argv = {"sh", "-c", "echo found"};

@@ -52,6 +52,9 @@ SessionInfo session() {
   s.host = "node";
   s.command = {"python3", "train.py"};
   s.gpuscope_version = "0.1.0";
+  s.command_line = "gpuscope monitor --store s.db -- python3 train.py";
+  s.driver_version = "580.159.04";
+  s.cuda_driver_version = "13.0";
   return s;
 }
 
@@ -201,7 +204,10 @@ TEST(StoreSink, WritesAMonitorRunWithTelemetryAndSummary) {
   EXPECT_EQ(runs->front().kind, "monitor");
   auto run = (*db)->load_run(runs->front().id);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->run.command_line, "python3 train.py");
+  // gpuscope's own command line and the driver, as info's runs have them.
+  EXPECT_EQ(run->run.command_line, "gpuscope monitor --store s.db -- python3 train.py");
+  EXPECT_EQ(run->run.driver_version, "580.159.04");
+  EXPECT_EQ(run->run.cuda_driver_version, "13.0");
   EXPECT_TRUE(run->run.ended_unix_s.has_value());
   bool power = false;
   for (const auto& series : run->telemetry) {

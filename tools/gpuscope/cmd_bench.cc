@@ -16,6 +16,7 @@
 #include "gpuscope/nvml.h"
 #include "gpuscope/store.h"
 #include "store_option.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -222,9 +223,9 @@ void add_bench_command(CLI::App& app, Runner& runner) {
                   "the build tree)");
   cmd->add_option("--gpu", args->gpu, "NVML index of the GPU to sample (default 0)");
   cmd->add_option("--interval", args->interval_ms, "Sampling interval in ms")
-      ->check(CLI::Range(20, 10000));
+      ->check(milliseconds_check({.min_seconds = 0.02, .max_seconds = 10}));
   cmd->add_option("--row-timeout", args->row_timeout_s, "Seconds a row may run (default 900)")
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_check());
   cmd->add_option("extra", args->extra, "-- ARGS...: passed to every gpuscope-torch row")
       ->take_all();
   cmd->callback([&runner, args] { runner = [args] { return run_bench_command(*args); }; });

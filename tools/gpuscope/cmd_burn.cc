@@ -15,6 +15,7 @@
 #include "gpuscope/info.h"
 #include "gpuscope/nvml.h"
 #include "store_option.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -111,11 +112,12 @@ void add_burn_command(CLI::App& app, Runner& runner) {
   burn::Options& o = args->options;
   cmd->add_option("--duration", o.duration_seconds, "Seconds of timed GEMMs per precision")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_check());
   cmd->add_option("--precision", args->precision,
                   "Comma-separated fp64,fp32,tf32,fp16,bf16,fp8,int8, or all")
       ->capture_default_str();
-  cmd->add_option("--gpu", o.gpu, "Only this GPU: NVML index, GPU UUID, or a MIG instance's UUID");
+  cmd->add_option("--gpu", o.gpu, "Only this GPU: NVML index, GPU UUID, or a MIG instance's UUID")
+      ->check(gpu_selector_check());
   cmd->add_option("--memory-fraction", args->memory_fraction,
                   "Share of free device memory the GEMM buffers may take (worker default 0.9)")
       ->check(CLI::Range(0.01, 1.0));
@@ -130,10 +132,10 @@ void add_burn_command(CLI::App& app, Runner& runner) {
                 "Corrupt one GEMM result on purpose: the run must fail and name the GPU");
   // For tests and debugging; not in --help.
   cmd->add_option("--sample-interval", o.sample_interval_seconds, "Telemetry period in seconds")
-      ->check(CLI::PositiveNumber)
+      ->check(seconds_check())
       ->group("");
   cmd->add_option("--worker-timeout", args->worker_timeout, "Kill a worker after S seconds")
-      ->check(CLI::PositiveNumber)
+      ->check(seconds_check())
       ->group("");
   cmd->callback([&runner, args] { runner = [args] { return run_burn(*args); }; });
 }

@@ -10,6 +10,7 @@
 #include "gpuscope/info_report.h"
 #include "gpuscope/nvml.h"
 #include "store_option.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -66,7 +67,8 @@ void add_info_command(CLI::App& app, Runner& runner) {
   CLI::App* cmd = app.add_subcommand(
       "info", "What each GPU is and what its limits are (NVML + CUDA runtime + datasheet)");
   cmd->add_flag("--json", args->json, "Machine-readable output (schema_version pinned)");
-  cmd->add_option("--gpu", args->gpu, "Only this GPU: NVML index (as nvidia-smi) or UUID");
+  cmd->add_option("--gpu", args->gpu, "Only this GPU: NVML index (as nvidia-smi) or UUID")
+      ->check(gpu_selector_check());
   cmd->add_option("--store", args->store,
                   "Also record the machine into this SQLite results store (read by `report`)");
   cmd->callback([&runner, args] { runner = [args] { return run_info(*args); }; });

@@ -10,13 +10,12 @@
 #include "gpuscope/files.h"
 #include "gpuscope/monitor.h"
 #include "gpuscope/nvml.h"
+#include "gpuscope/process.h"
+#include "store_option.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
-
-// As a shell answers for a command it cannot run (documented in README's exit-code table).
-constexpr int kExitCommandNotExecutable = 126;
-constexpr int kExitCommandNotFound = 127;
 
 struct MonitorArgs {
   int interval_ms = 100;
@@ -42,9 +41,7 @@ int exit_code(const telemetry::MonitorResult& r) {
   if (lost) monitoring = kExitGpuLost;
   if (!r.sink_failures.empty()) monitoring = kExitError;
   if (!r.command) return monitoring;
-  const ProcessExit& e = r.command->exit;
-  if (e.term_signal) return 128 + *e.term_signal;  // as a shell reports it
-  const int code = e.exit_code.value_or(kExitError);
+  const int code = command_exit_code(r.command->exit);
   return code != 0 ? code : monitoring;
 }
 
@@ -56,10 +53,12 @@ int run_monitor_command(const MonitorArgs& a) {
                          a.force);
   if (!paths.ok()) return report_error(paths);
   if (!a.command.empty()) {
+    // A command that cannot be started is answered as a shell would (127 / 126), before any
+    // sink is created. One the system refuses only at its start comes back as its outcome.
     Status runnable = telemetry::check_command(a.command);
     if (!runnable.ok()) {
       std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-      return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
+      return command_start_exit_code(runnable).value_or(kExitError);
     }
   }
   auto session = nvml::Session::open();
@@ -74,6 +73,7 @@ int run_monitor_command(const MonitorArgs& a) {
   if (!a.listen.empty()) o.listen = a.listen;
   if (a.duration_s > 0) o.duration_s = a.duration_s;
   o.command = a.command;
+  o.command_line = command_line();
   o.command_stdout_to_err = a.json;  // stdout is the JSON document's alone
   o.view = choose_view(a);
 
@@ -81,12 +81,9 @@ int run_monitor_command(const MonitorArgs& a) {
   // then, as `time` does; --json always to stdout.
   std::ostream& text_out = a.command.empty() ? std::cout : std::cerr;
   auto result = telemetry::run_monitor(**session, o, std::cout, std::cerr);
-  if (!result.ok()) {
-    if (result.code() == Code::not_found && !a.command.empty()) {
-      std::cerr << "gpuscope: error: " << result.status().message() << '\n';
-      return kExitCommandNotFound;
-    }
-    return report_error(result.status());
+  if (!result.ok()) return report_error(result.status());
+  if (result->command && result->command->start_error) {
+    std::cerr << "gpuscope: error: " << *result->command->start_error << '\n';
   }
   if (a.json) {
     std::cout << telemetry::summary_to_json(*result).dump(2) << '\n';
@@ -106,7 +103,7 @@ void add_monitor_command(CLI::App& app, Runner& runner) {
       "endpoint; with -- CMD, for the command's whole life, then a summary");
   cmd->add_option("--interval", args->interval_ms, "Sampling interval in ms (20 or more)")
       ->default_val(100)
-      ->check(CLI::Range(20, 3'600'000));
+      ->check(milliseconds_check({.min_seconds = 0.02, .max_seconds = 3600}));
   cmd->add_option("--csv", args->csv, "Record every sample to this CSV file");
   cmd->add_option("--jsonl", args->jsonl, "Record every sample to this JSON-lines file");
   cmd->add_option("--store", args->store,
@@ -114,13 +111,17 @@ void add_monitor_command(CLI::App& app, Runner& runner) {
   cmd->add_flag("--force", args->force, "Replace a --csv/--jsonl file that gpuscope did not write");
   cmd->add_option("--listen", args->listen,
                   "Serve Prometheus /metrics (dcgm-exporter names) on [ADDR:]PORT; ADDR defaults "
-                  "to 127.0.0.1");
+                  "to 127.0.0.1")
+      ->check(not_empty_check("give [ADDR:]PORT (PORT 0 picks a free port)"));
   CLI::Option* tui =
       cmd->add_flag("--tui", args->tui, "Show the live view (also while a command runs)");
   cmd->add_flag("--no-tui", args->no_tui, "No live view: per-second lines instead")->excludes(tui);
   cmd->add_flag("--json", args->json, "Print the summary as JSON (schema_version pinned)");
-  cmd->add_option("--gpu", args->gpus, "Only these GPUs: NVML indices or UUIDs")->delimiter(',');
-  cmd->add_option("--duration", args->duration_s, "Stop after this many seconds (without CMD)");
+  cmd->add_option("--gpu", args->gpus, "Only these GPUs: NVML indices or UUIDs")
+      ->delimiter(',')
+      ->check(gpu_selector_check());
+  cmd->add_option("--duration", args->duration_s, "Stop after this many seconds (without CMD)")
+      ->check(seconds_check());
   cmd->add_option("command", args->command, "-- CMD ARGS...: run it (no shell) and observe it")
       ->take_all();
   cmd->callback([&runner, args] { runner = [args] { return run_monitor_command(*args); }; });

@@ -12,6 +12,7 @@
 #include "gpuscope/files.h"
 #include "gpuscope/process.h"
 #include "gpuscope/study.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -248,7 +249,8 @@ void add_study_command(CLI::App& app, Runner& runner) {
       "Longer: 30 s burn windows, every mode at the largest batch that fits (default: ~11 min)");
   quick->excludes(full);
   cmd->add_option("--gpu", args->gpus, "Only these GPUs: NVML index or UUID (repeatable)")
-      ->option_text("N|UUID ...");
+      ->option_text("N|UUID ...")
+      ->check(gpu_selector_check());
   auto* resume = cmd->add_option("--resume", args->resume,
                                  "Go on with the study in DIR: its options, its unfinished steps")
                      ->option_text("DIR");

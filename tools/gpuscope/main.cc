@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/process.h"
 #include "gpuscope/status.h"
 #include "gpuscope/version.h"
 
@@ -33,6 +34,9 @@ int report_error(const Status& status) {
 }  // namespace gpuscope::cli
 
 int main(int argc, char** argv) {
+  // A file-size limit makes writes fail (EFBIG) like a full disk, reported by each writer,
+  // instead of killing gpuscope mid-row with its children orphaned.
+  gpuscope::ignore_file_size_signal();
   CLI::App app{"gpuscope: measure, explain and tune deep-learning work on NVIDIA GPUs"};
   app.set_version_flag("--version", "gpuscope " + std::string(gpuscope::version()));
   app.require_subcommand(1);
