@@ -26,5 +26,12 @@ void add_study_command(CLI::App& app, Runner& runner);
 
 // Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
 int report_error(const Status& status);
+// Prints "gpuscope: error: MESSAGE" to stderr, and with --verbose (or GPUSCOPE_VERBOSE=1) the
+// Status's detail: the failing call and source line.
+void print_error(const Status& status);
+
+// Whether --verbose or GPUSCOPE_VERBOSE=1 asked for the detail of errors.
+bool verbose();
+void set_verbose(bool verbose);
 
 }  // namespace gpuscope::cli
