@@ -203,6 +203,14 @@ int run_study(StudyArgs args) {
   options.stop_requested = [] { return InterruptForwarding::signals_received() > 0; };
   auto outcome = study::run_steps(state, dir, *runner, options);
   if (!outcome.ok()) return fail(outcome.status());
+  if (outcome->no_gpu) {
+    std::cerr << fmt::format(
+        "gpuscope study: no GPU to measure: {}\nThe study stopped there: every later step would "
+        "measure nothing too. Once the GPU is visible, go on with:\n  gpuscope study --resume "
+        "{}\n",
+        *outcome->no_gpu, dir.string());
+    return kExitNoGpu;
+  }
   if (outcome->interrupted) {
     if (args.json) {
       study::Headlines none;
