@@ -143,9 +143,13 @@ Result<State> load_state(const std::filesystem::path& dir);
 // runs on, the same UUID at the same index. invalid_argument saying what differs otherwise.
 Status check_same_machine(const State& state, const Machine& now);
 
-enum class DirKind { absent_or_empty, study, other };
-// What is at `dir`: nothing (or an empty directory), a study (has study.json), or anything else.
+enum class DirKind { absent_or_empty, study, other, not_a_folder };
+// What is at `dir`: nothing (or an empty directory), a study (has study.json), a file or anything
+// else that is no folder, or a folder with anything else in it.
 DirKind classify_dir(const std::filesystem::path& dir);
+// invalid_argument for a `dir` that is no folder: "-o must be a folder", never "--force" (which
+// could not help).
+Status not_a_folder(const std::filesystem::path& dir);
 
 // ---------------------------------------------------------------------------------------------
 // Running steps

@@ -111,6 +111,7 @@ int run_sample(const StudyArgs& args) {
   auto sample = study::locate_sample();
   if (!sample.ok()) return fail(sample.status());
   const study::DirKind kind = study::classify_dir(dir);
+  if (kind == study::DirKind::not_a_folder) return fail(study::not_a_folder(dir));
   if (kind == study::DirKind::other && !args.force) {
     return fail(Status(Code::invalid_argument,
                        fmt::format("{} is not empty and holds no study; choose another -o DIR, "
