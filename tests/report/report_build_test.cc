@@ -114,6 +114,56 @@ TEST(ReportBuildTest, RunningAtThePowerLimitIsInformationNotAWarning) {
   EXPECT_EQ(capped, 7);  // fp64 fp32 tf32 fp16 bf16 fp8 int8
 }
 
+// A run as `monitor --store` writes it: telemetry, plus the session's summary numbers as
+// measurements (among them the memory peak, named as bench names its own).
+store::RunData monitor_store_run() {
+  namespace names = store::names;
+  store::RunData data;
+  data.run.id = 1;
+  data.run.kind = "monitor";
+  data.run.started_unix_s = 1.7e9;
+  data.run.gpus.push_back({});
+  data.run.gpus[0].name = "NVIDIA H100 80GB HBM3";
+  data.measurements = {
+      {0, "", names::kPeakMemory, 60.0 * (1ull << 30), "B", nlohmann::json::object()},
+      {0, "", names::kPowerAvg, 300.0, "W", nlohmann::json::object()},
+      {0, "", names::kEnergy, 3000.0, "J", nlohmann::json::object()},
+      {0, "", names::kThrottleSeconds, 0.5, "s", {{"reason", "sw_power_cap"}}}};
+  store::TelemetrySeries power;
+  power.metric = names::kPowerW;
+  power.unit = "W";
+  power.t_s = {0, 5, 10};
+  power.values = {100, 500, 300};
+  data.telemetry.push_back(power);
+  return data;
+}
+
+// Each section shows only data of its kind: a store of one kind of run gives that kind's
+// sections and the two that describe every run (systems, runs), nothing else.
+TEST(ReportBuildTest, EachKindOfRunAloneGivesOnlyItsSections) {
+  using ::testing::ElementsAre;
+  Document monitor = build_report({monitor_store_run()}, pinned_options());
+  EXPECT_THAT(section_keys(monitor), ElementsAre("telemetry", "systems", "runs"));
+  EXPECT_EQ(headline(monitor, "Fastest training mode"), nullptr);
+
+  struct Alone {
+    const char* fixture;
+    std::vector<std::string> sections;
+  };
+  const std::vector<Alone> kinds = {
+      {"report/h100_monitor_2026-11-22.jsonl", {"telemetry", "systems", "runs"}},
+      {"report/h100_burn_worker_2026-11-22.jsonl", {"burn", "systems", "runs"}},
+      {"info/h100_recorded_2026-11-22.json", {"systems", "runs"}},
+      {"report/bench_handmade.records.json", {"bench", "systems", "runs"}},
+      {"report/sweep_rtx3090_handmade.records.json", {"sweep", "systems", "runs"}},
+  };
+  for (const Alone& alone : kinds) {
+    auto runs = load_runs({fixture(alone.fixture)}, {});
+    ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+    EXPECT_EQ(section_keys(build_report(*runs, pinned_options())), alone.sections) << alone.fixture;
+  }
+}
+
 TEST(ReportBuildTest, TelemetryIsDownsampledForDrawingButNotForNumbers) {
   auto runs = load_runs({fixture("report/telemetry_handmade.records.json")}, {});
   ASSERT_TRUE(runs.ok()) << runs.status().to_string();
