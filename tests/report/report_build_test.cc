@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "gpuscope/report.h"
+#include "gpuscope/telemetry.h"
 
 namespace gpuscope::report {
 namespace {
@@ -162,6 +163,54 @@ TEST(ReportBuildTest, EachKindOfRunAloneGivesOnlyItsSections) {
     ASSERT_TRUE(runs.ok()) << runs.status().to_string();
     EXPECT_EQ(section_keys(build_report(*runs, pinned_options())), alone.sections) << alone.fixture;
   }
+}
+
+// The report's throttled time is the monitor's: NVML's throttle-time counters where the GPU has
+// them, else the sampled clock-event masks, computed by the same function (one number).
+TEST(ReportBuildTest, ThrottledTimeIsTheMonitorsComputation) {
+  namespace names = store::names;
+  auto throttled_in_report = [](const store::RunData& run) -> std::optional<double> {
+    Document doc = build_report({run}, pinned_options());
+    const Table* t = find_block<Table>(doc, "telemetry_summary");
+    if (t == nullptr) return std::nullopt;
+    for (std::size_t c = 0; c < t->columns.size(); ++c) {
+      if (t->columns[c].key == "throttled_s") return std::get<double>(t->rows[0][c]);
+    }
+    return std::nullopt;
+  };
+  auto series = [](const char* metric, std::vector<double> values) {
+    store::TelemetrySeries s;
+    s.metric = metric;
+    s.t_s = {0, 1, 2, 3};
+    s.values = std::move(values);
+    return s;
+  };
+  store::RunData run = monitor_store_run();
+  run.measurements.clear();
+  // Sampled, the SW power cap held from 1 s to 2 s; its counter says it held for 20 ms.
+  run.telemetry.push_back(series(names::kClockEventReasons, {0, 4, 0, 0}));
+  run.telemetry.push_back(series("throttle_sw_power_cap_s", {100.0, 100.0, 100.02, 100.02}));
+  auto with_counter = throttled_in_report(run);
+  ASSERT_TRUE(with_counter.has_value());
+  EXPECT_NEAR(*with_counter, 0.02, 1e-9);
+
+  // Without the counter: the masks, each holding until the next sample (the last one ends the
+  // recording), as the monitor's summary counts them.
+  run.telemetry.pop_back();
+  run.telemetry.back() = series(names::kClockEventReasons, {0, 0, 4, 4});
+  auto from_masks = throttled_in_report(run);
+  ASSERT_TRUE(from_masks.has_value());
+  std::vector<telemetry::GpuSample> samples(4);
+  for (int i = 0; i < 4; ++i) {
+    samples[i].t_s = i;
+    samples[i].values.set(telemetry::Metric::clock_event_reasons, i >= 2 ? 4 : 0);
+  }
+  double monitor = 0;
+  for (const auto& [reason, time] : telemetry::throttle_between(samples, -1e300, 1e300)) {
+    monitor += time.seconds;
+  }
+  EXPECT_NEAR(*from_masks, monitor, 1e-9);
+  EXPECT_NEAR(*from_masks, 1.0, 1e-9);
 }
 
 TEST(ReportBuildTest, TelemetryIsDownsampledForDrawingButNotForNumbers) {
