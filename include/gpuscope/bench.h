@@ -275,7 +275,8 @@ Result<std::string> find_torch_bin(const std::string& explicit_path);
 
 // Runs `rows` in order. `session` may be null (no telemetry: rows lack power and energy). Fails
 // before anything runs with invalid_argument (no rows, a GPU that does not exist) or not_found
-// (gpuscope-torch missing); after that it always returns what ran. SIGINT/SIGTERM are
+// (gpuscope-torch missing); no_device when the first rows find no CUDA device (nothing measured
+// yet: the rest would be skipped alike); otherwise it returns what ran. SIGINT/SIGTERM are
 // forwarded to the running row, which ends it; the finished rows are kept (interrupted = true).
 // The progress line goes to `err`.
 Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<RowSpec>& rows,

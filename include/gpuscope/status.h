@@ -1,8 +1,9 @@
 // Status and Result<T>: how every gpuscope library boundary reports failure.
 //
-// A Status is ok or carries a Code (what kind of failure, for callers to branch on) and a
-// message (for people). Result<T> holds either a T or a non-ok Status. Exceptions never cross
-// these boundaries.
+// A Status is ok or carries a Code (what kind of failure, for callers to branch on), a message
+// (the sentence a user reads) and, optionally, a detail (where it failed: a vendor call's text
+// and file:line, for `--verbose` and logs). Result<T> holds either a T or a non-ok Status.
+// Exceptions never cross these boundaries.
 #pragma once
 
 #include <cassert>
@@ -36,23 +37,28 @@ std::string_view code_name(Code code);
 class Status {
  public:
   Status() = default;  // ok
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message, std::string detail = {})
+      : code_(code), message_(std::move(message)), detail_(std::move(detail)) {}
 
   static Status ok_status() { return {}; }
 
   bool ok() const { return code_ == Code::ok; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
+  // "nvmlDeviceGetPowerUsage(handle_, &mw) [nvml_device.cc:124]"; empty when none was recorded.
+  const std::string& detail() const { return detail_; }
 
-  // "gpu_lost: nvmlDeviceGetPowerUsage(...) -> GPU is lost [power.cc:42]" or "ok".
+  // "gpu_lost: GPU is lost [nvmlDeviceGetPowerUsage(handle_, &mw) [nvml_device.cc:124]]", the
+  // detail left out when empty; "ok".
   std::string to_string() const;
 
-  // The same failure with "context: " in front of the message.
+  // The same failure with "context: " in front of the message; the detail is kept.
   Status with_context(std::string_view context) const;
 
  private:
   Code code_ = Code::ok;
   std::string message_;
+  std::string detail_;
 };
 
 // Holds a value or a non-ok Status.

@@ -120,6 +120,12 @@ struct Finding {
   std::string text;  // for people: what was seen and what to do
 };
 
+// The finding of a GPU that stopped answering during a recording, whichever way it was recorded
+// (the monitor's store, its JSON lines): `t_s` seconds into the recording when known, the
+// driver's words in `message` when any.
+Finding gpu_lost_finding(std::optional<int> gpu, std::optional<double> t_s,
+                         std::string_view message);
+
 // Everything about one run.
 struct RunData {
   RunRecord run;

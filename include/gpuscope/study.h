@@ -147,6 +147,9 @@ enum class DirKind { absent_or_empty, study, other, not_a_folder };
 // What is at `dir`: nothing (or an empty directory), a study (has study.json), a file or
 // anything else that is not a folder (no --force makes that one a study), or anything else.
 DirKind classify_dir(const std::filesystem::path& dir);
+// invalid_argument for a `dir` that is no folder: "-o must be a folder", never "--force" (which
+// could not help).
+Status not_a_folder(const std::filesystem::path& dir);
 
 // invalid_argument, saying that `option` (-o, --resume) takes a folder, when something that is
 // not a folder is at `dir`; ok when a folder or nothing is there.
@@ -222,11 +225,14 @@ struct RunOptions {
 struct RunOutcome {
   bool interrupted = false;
   int steps_run = 0;
+  // Set when a step found no GPU (its exit code 3): what it said. The study stopped there.
+  std::optional<std::string> no_gpu;
 };
 
 // Runs every step of state.plan that is not done, in order, saving the state in DIR after
 // each. A step planned as skipped is recorded as skipped without running. Stops after an
-// interrupted step (its state saved). An unfinished attempt's files are removed before a step
+// interrupted step, or a step that found no GPU (recorded as skipped, no_gpu set; the state
+// saved). An unfinished attempt's files are removed before a step
 // runs again, except a bench step's JSON with rows (bench rewrites it after every row): that
 // step runs with "--resume {json}" added to its arguments and goes on from its last finished
 // row. io_error when the state cannot be saved.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
@@ -201,6 +202,10 @@ Status check_same_gpu(const BenchResult& earlier, const BenchResult& now) {
                             now.gpu_index, now.gpu_name.value_or("a GPU"), *now.gpu_uuid));
 }
 
+bool any_measured(const std::vector<Row>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.skipped; });
+}
+
 }  // namespace
 
 Result<std::string> find_torch_bin(const std::string& explicit_path) {
@@ -335,6 +340,12 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
       }
       if (row.skipped && o.progress) {
         err << "bench   skipped: " << row.skip_reason << '\n' << std::flush;
+      }
+      // No CUDA device is the machine's state, not the row's: every row after it would be
+      // skipped the same way, so a bench that has measured nothing ends here.
+      if (row.skipped && row.skip_code == "no_device" && !any_measured(result.rows)) {
+        return Status(Code::no_device,
+                      fmt::format("gpuscope-torch found no CUDA device: {}", row.skip_reason));
       }
       result.rows.push_back(std::move(row));
       progress.finished(i, elapsed() - row_started);

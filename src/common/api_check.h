@@ -7,8 +7,8 @@
 // saying whether the value means success, which gpuscope Code it maps to, and the vendor
 // library's own error name/string. (A class template rather than an overload: vendor status
 // enums live in the global namespace, where argument-dependent lookup would not find ours.)
-// GPUSCOPE_API_CHECK(call) turns any such status into a Status whose message holds the call's text,
-// the library's words and file:line.
+// GPUSCOPE_API_CHECK(call) turns any such status into a Status whose message is the library's
+// words (what a user reads) and whose detail is the call's text and file:line (for --verbose).
 #pragma once
 
 #include <string>

@@ -40,12 +40,13 @@ std::string_view code_name(Code code) {
 
 std::string Status::to_string() const {
   if (ok()) return "ok";
-  return fmt::format("{}: {}", code_name(code_), message_);
+  if (detail_.empty()) return fmt::format("{}: {}", code_name(code_), message_);
+  return fmt::format("{}: {} [{}]", code_name(code_), message_, detail_);
 }
 
 Status Status::with_context(std::string_view context) const {
   if (ok()) return *this;
-  return Status(code_, fmt::format("{}: {}", context, message_));
+  return Status(code_, fmt::format("{}: {}", context, message_), detail_);
 }
 
 }  // namespace gpuscope

@@ -15,6 +15,7 @@ BenchRows collect_bench_rows(const ReportBuilder& builder) {
   const auto& runs = builder.runs();
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const store::RunData& run = runs[r];
+    if (!holds(run, DataKind::bench)) continue;
     std::vector<BenchRow> rows;  // this run's, in the order met
     std::map<std::tuple<int, std::string, std::string, std::string>, LossCurve> curves;
     for (const store::Measurement& m : run.measurements) {

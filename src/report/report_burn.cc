@@ -169,6 +169,7 @@ std::optional<Chart> window_chart(const ReportBuilder& b, const BurnRows& rows,
   std::map<std::pair<std::string, std::string>, Series> series;  // (entry label, precision)
   std::vector<std::pair<std::string, std::string>> order;
   for (const store::RunData& run : b.runs()) {
+    if (!holds(run, DataKind::burn)) continue;
     for (const store::Measurement& m : run.measurements) {
       if (m.name != store::names::kGemmWindowFlopPerS || !m.value) continue;
       Entry entry{&run, ReportBuilder::find_gpu(run, m.gpu.value_or(0)), m.gpu.value_or(0)};
@@ -219,6 +220,7 @@ std::optional<Chart> host_link_size_chart(const ReportBuilder& b, bool label_ent
   std::vector<std::string> order;
   std::map<std::string, std::map<double, double>> curves;  // series -> size -> bytes/s
   for (const store::RunData& run : b.runs()) {
+    if (!holds(run, DataKind::burn)) continue;
     for (const store::Measurement& m : run.measurements) {
       auto size = tag_number(m, "size_bytes");
       if (m.name != store::names::kHostLinkBytesPerS || !m.value || !size) continue;

@@ -41,6 +41,7 @@ BurnRows collect_burn_rows(const ReportBuilder& builder) {
   const auto& runs = builder.runs();
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const store::RunData& run = runs[r];
+    if (!holds(run, DataKind::burn)) continue;
     for (const store::Measurement& m : run.measurements) {
       int gpu = m.gpu.value_or(0);
       std::string precision = tag_text(m, "precision");

@@ -85,6 +85,19 @@ void drop_empty_columns(Table& t) {
 
 }  // namespace
 
+bool holds(const store::RunData& run, DataKind kind) {
+  const std::string& k = run.run.kind;
+  switch (kind) {
+    case DataKind::burn:
+      return k == "burn";
+    case DataKind::bench:
+      return k == "bench";
+    case DataKind::sweep:
+      return k == "sweep" || k == "bench" || k == "burn";
+  }
+  return false;
+}
+
 void ReportBuilder::add_section(Section section) {
   for (Block& block : section.blocks) {
     if (auto* table = std::get_if<Table>(&block)) drop_empty_columns(*table);

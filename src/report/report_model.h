@@ -50,6 +50,17 @@ class ReportBuilder {
   std::vector<Section> sections_;
 };
 
+// The kinds of measurements the sections read. Each is read from the runs that make it only, so
+// that a section appears only for data of its kind: a monitor's memory peak is no bench row, and
+// a bench's average power no burn row, though they share a measurement name.
+enum class DataKind {
+  burn,   // matrix rates, memory and host-link bandwidth: burn runs
+  bench,  // samples/s, memory, energy per sample, loss curves: bench runs
+  sweep,  // points tagged with a power limit: sweep runs, and bench or burn runs that swept
+};
+// Whether `run` can hold measurements of `kind` (by its run kind).
+bool holds(const store::RunData& run, DataKind kind);
+
 // Tags of a measurement.
 std::string tag_text(const store::Measurement& m, const char* key);
 std::optional<double> tag_number(const store::Measurement& m, const char* key);

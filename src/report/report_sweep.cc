@@ -29,6 +29,7 @@ std::vector<SweepCurve> collect_curves(const ReportBuilder& b) {
   namespace names = store::names;
   std::vector<SweepCurve> curves;
   for (const store::RunData& run : b.runs()) {
+    if (!holds(run, DataKind::sweep)) continue;
     for (const store::Measurement& m : run.measurements) {
       auto limit = tag_number(m, "power_limit_w");
       if (!limit || !m.value) continue;

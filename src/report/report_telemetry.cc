@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "gpuscope/nvml.h"
+#include "gpuscope/telemetry.h"
 #include "report/downsample.h"
 #include "report/report_model.h"
 
@@ -125,10 +127,38 @@ bool has_throttle_measurements(const store::RunData& run) {
                      [](const store::Measurement& m) { return m.name == names::kThrottleSeconds; });
 }
 
-// The charts of one run's GPUs; adds each GPU's throttled seconds to `throttled_s`.
+// Seconds the GPU was throttled, summed over NVML's reasons, computed as `monitor`'s summary
+// computes it (telemetry::throttle_between: a reason's time counter where the GPU has one, else
+// the sampled masks), so that both say the same number. nullopt when neither was recorded.
+std::optional<double> throttled_seconds(const EntrySeries& e) {
+  std::map<double, telemetry::GpuSample> by_time;
+  for (const auto& [name, series] : e.by_metric) {
+    std::optional<telemetry::Metric> metric = telemetry::metric_by_name(name);
+    if (!metric) continue;
+    bool wanted = *metric == telemetry::Metric::clock_event_reasons;
+    for (nvml::ThrottleReason reason : nvml::kThrottleReasons) {
+      wanted = wanted || telemetry::throttle_metric(reason) == metric;
+    }
+    if (!wanted) continue;
+    for (std::size_t i = 0; i < series->t_s.size(); ++i) {
+      telemetry::GpuSample& sample = by_time[series->t_s[i]];
+      sample.t_s = series->t_s[i];
+      sample.values.set(*metric, series->values[i]);
+    }
+  }
+  std::vector<telemetry::GpuSample> samples;
+  for (auto& [t, sample] : by_time) samples.push_back(std::move(sample));
+  const double forever = std::numeric_limits<double>::infinity();
+  auto times = telemetry::throttle_between(samples, -forever, forever);
+  if (times.empty()) return std::nullopt;
+  double total = 0;
+  for (const auto& [reason, time] : times) total += time.seconds;
+  return total;
+}
+
+// The charts of one run's GPUs.
 void add_run_charts(const ReportBuilder& b, Section& s,
-                    const std::vector<const EntrySeries*>& entries, int run_index,
-                    std::map<const EntrySeries*, double>& throttled_s) {
+                    const std::vector<const EntrySeries*>& entries, int run_index) {
   bool label_entries = entries.size() > 1;
   std::size_t max_points = b.options().max_points_per_series;
 
@@ -141,7 +171,6 @@ void add_run_charts(const ReportBuilder& b, Section& s,
       std::string label = "throttled: " + reasons_text(t.bits);
       if (label_entries) label = fmt::format("GPU {} {}", e->entry.gpu_number, label);
       spans.push_back({t.t0, t.t1, label});
-      throttled_s[e] += t.t1 - t.t0;
     }
   }
 
@@ -226,7 +255,6 @@ void add_telemetry_section(ReportBuilder& b) {
       "power limits; shaded spans are where it was throttled.";
   // One set of charts per run: runs have their own time axes and lengths, and overlaying them
   // hides the shorter one. The GPUs of a run share its charts.
-  std::map<const EntrySeries*, double> throttled_s;
   int run_index = 0;
   for (const store::RunData& run : b.runs()) {
     std::vector<const EntrySeries*> group;
@@ -235,7 +263,7 @@ void add_telemetry_section(ReportBuilder& b) {
     }
     if (group.empty()) continue;
     if (with_run) s.blocks.push_back(Paragraph{ReportBuilder::run_label(run) + ":"});
-    add_run_charts(b, s, group, run_index++, throttled_s);
+    add_run_charts(b, s, group, run_index++);
   }
 
   Table t;
@@ -244,7 +272,9 @@ void add_telemetry_section(ReportBuilder& b) {
   t.caption =
       "From every sample: means are time-weighted; energy is the GPU's energy counter "
       "over the recording, or power integrated over time where there is none; throttled "
-      "time counts power, thermal and hardware slowdowns (not idle).";
+      "time is the seconds power, thermal and hardware slowdowns (not idle) held the clocks, "
+      "summed over those reasons: from the GPU's throttle-time counters where it has them, else "
+      "from the sampled reasons, as `gpuscope monitor` counts it.";
   t.columns = {{"gpu", "GPU", Unit::none},
                {"samples", "samples", Unit::count},
                {"span_s", "span", Unit::seconds},
@@ -282,8 +312,7 @@ void add_telemetry_section(ReportBuilder& b) {
     } else if (const store::TelemetrySeries* power = find(e, names::kPowerW)) {
       energy = integrate(*power).integral;
     }
-    std::optional<double> throttled;
-    if (find(e, names::kClockEventReasons)) throttled = throttled_s[&e];
+    std::optional<double> throttled = throttled_seconds(e);
     t.rows.push_back({b.entry_label(e.entry, with_run), static_cast<double>(samples), span,
                       optional_value(mean(names::kPowerW)),
                       optional_value(extreme(names::kPowerW, true)), optional_value(energy),

@@ -92,13 +92,13 @@ Result<RunData> run_from_monitor_lines(const std::vector<json>& lines) {
         s.values.push_back(value.get<double>());
       }
     } else if (type == "gpu_lost") {
-      std::optional<int> gpu = f.opt_int("gpu");
-      data.findings.push_back({gpu, Severity::error, "gpu_lost",
-                               fmt::format("GPU {} stopped answering during the recording{}",
-                                           gpu ? std::to_string(*gpu) : "?",
-                                           f.opt_text("message").value_or("").empty()
-                                               ? ""
-                                               : ": " + f.opt_text("message").value_or(""))});
+      // The monitor writes what the driver said as "problems"; older files as "message".
+      std::string message = f.opt_text("message").value_or("");
+      if (const json& problems = f.member("problems");
+          problems.is_array() && !problems.empty() && problems.front().is_string()) {
+        message = problems.front().get<std::string>();
+      }
+      data.findings.push_back(gpu_lost_finding(f.opt_int("gpu"), f.opt_number("t_s"), message));
     } else if (type == "summary") {
       const json& summary = f.member("summary");
       if (summary.is_object() && summary.contains("wall_s") && summary["wall_s"].is_number()) {

@@ -16,6 +16,17 @@ std::string_view severity_name(Severity severity) {
   return "info";
 }
 
+Finding gpu_lost_finding(std::optional<int> gpu, std::optional<double> t_s,
+                         std::string_view message) {
+  std::string when =
+      t_s ? fmt::format(" {:.1f} s into the recording", *t_s) : " during the recording";
+  return {
+      gpu, Severity::error, "gpu_lost",
+      fmt::format("GPU {} stopped answering{}{}{}; check `nvidia-smi` and the kernel log (Xid "
+                  "errors) before trusting it again",
+                  gpu ? std::to_string(*gpu) : "?", when, message.empty() ? "" : ": ", message)};
+}
+
 namespace detail {
 
 using nlohmann::json;

@@ -253,7 +253,10 @@ Result<bool> Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return GPUSCOPE_SQLITE_CHECK(db_, rc).with_context(sqlite3_sql(stmt_));
+  // The statement's text is where it failed, not what a user reads: it goes to the detail.
+  Status failed = GPUSCOPE_SQLITE_CHECK(db_, rc);
+  return Status(failed.code(), failed.message(),
+                fmt::format("{} running: {}", failed.detail(), sqlite3_sql(stmt_)));
 }
 
 Status Statement::run() {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/exit_codes.h"
 #include "gpuscope/process.h"
 #include "gpuscope/study.h"
 
@@ -118,6 +119,11 @@ StepRecord classify_step_end(const Step& step, const ChildEnd& end) {
     r.status = StepStatus::failed;
     r.message = fmt::format("crashed: {}", describe_exit(end));
     if (!end.stderr_tail.empty()) r.message += fmt::format(" (last words: {})", end.stderr_tail);
+    return r;
+  }
+  if (end.exit_code == kExitNoGpu) {
+    r.status = StepStatus::skipped;
+    r.message = reason.empty() ? "no GPU to measure (exit code 3)" : reason;
     return r;
   }
   if (end.exit_code == 0) {
@@ -283,6 +289,7 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
       record.log_path = relative_to(dir, files.log);
       if (!files.store.empty()) record.store_path = relative_to(dir, files.store);
       ++outcome.steps_run;
+      if (end.exit_code == kExitNoGpu) outcome.no_gpu = record.message;
     }
     state.steps[step.id] = record;
     GPUSCOPE_RETURN_IF_ERROR(save_state(dir, state));
@@ -296,6 +303,8 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
       outcome.interrupted = true;
       return outcome;
     }
+    // Every later step would measure nothing too.
+    if (outcome.no_gpu) return outcome;
   }
   return outcome;
 }

@@ -29,6 +29,8 @@ Status check_new_dir(const StartRequest& request) {
                     fmt::format("{} is not empty and holds no study; choose another -o DIR, or "
                                 "pass --force to write into it",
                                 request.dir.string()));
+    case DirKind::not_a_folder:
+      return not_a_folder(request.dir);
     case DirKind::absent_or_empty:
     default:
       return {};

@@ -44,7 +44,13 @@ class StoreSink : public Sink {
 
   Status write(const Tick& tick) override {
     for (const GpuSample& s : tick.gpus) {
-      if (s.lost) continue;
+      if (s.lost) {
+        // Written at once: the session may end on it (every GPU lost) or be killed next.
+        std::string message = s.problems.empty() ? std::string() : s.problems.front();
+        GPUSCOPE_RETURN_IF_ERROR(db_->add_findings(
+            run_, {store::gpu_lost_finding(static_cast<int>(s.gpu), s.t_s, message)}));
+        continue;
+      }
       for (const MetricInfo& info : metric_catalogue()) {
         auto v = s.values.get(info.metric);
         if (!v || !std::isfinite(*v)) continue;

@@ -91,13 +91,17 @@ void print_summary(const MonitorResult& result, std::ostream& out) {
         "  GPU duty cycle  {}  (NVML \"utilization\": time a kernel ran, not how much of the "
         "GPU)\n",
         pct(g.gpu_utilization_avg));
+    // The total is the number `gpuscope report` shows for the recording.
     std::string throttle;
+    double total = 0;
     for (const auto& [reason, time] : g.throttle) {
       if (time.seconds <= 0) continue;
+      total += time.seconds;
       throttle += fmt::format("{}{} {:.2f} s{}", throttle.empty() ? "" : ", ",
                               nvml::throttle_reason_name(reason), time.seconds,
-                              time.from_counter ? "" : " (from samples)");
+                              time.from_counter ? "" : " from samples");
     }
+    if (!throttle.empty()) throttle = fmt::format("{:.2f} s ({})", total, throttle);
     if (g.throttle.empty()) throttle = "n/a";
     if (throttle.empty()) throttle = "none";
     out << "  throttled       " << throttle << '\n';

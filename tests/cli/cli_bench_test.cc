@@ -181,19 +181,37 @@ TEST(CliBench, SeedsPresetAnswersTheSeedsQuestions) {
   EXPECT_EQ(doc["guard"].size(), 10u);
 }
 
-// Without a driver the rows still run, without power and energy, and say why.
-TEST(CliBench, WithoutNvmlRowsHaveNoEnergy) {
-  CliRun run = bench("--model vit_b16 --task infer --mode bf16 --windows 1 --steps 1 --json -",
-                     {std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_TEST_FIXTURES +
-                      "/nvml/no_driver.json"});
-  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
-  nlohmann::json doc = json_of(run);
-  EXPECT_THAT(run.err, HasSubstr("warning: no telemetry"));
-  EXPECT_EQ(doc["rows"][0]["status"], "ok");
-  EXPECT_TRUE(doc["rows"][0]["samples_per_second"].is_number());
-  EXPECT_TRUE(doc["rows"][0]["joules_per_sample"].is_null());
-  EXPECT_TRUE(doc["answers"][0]["most_efficient"].is_null());
-  EXPECT_FALSE(doc["answers"][0]["fastest"].is_null());
+// Without a driver there is nothing to measure: bench says so at once (no row runs) and exits 3,
+// as every command does without a GPU.
+TEST(CliBench, WithoutADriverItSaysSoAtOnceAndExits3) {
+  const std::string log = fresh("no_driver.log");
+  for (const std::string& no_driver :
+       {std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_TEST_FIXTURES +
+            "/nvml/no_driver.json",
+        std::string("GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1")}) {
+    CliRun run = bench("--model vit_b16 --task infer --mode bf16 --windows 1 --steps 1 --json -",
+                       {no_driver, "GPUSCOPE_FAKE_TORCH_LOG=" + log});
+    EXPECT_EQ(run.exit_code, kExitNoGpu) << run.err;
+    EXPECT_THAT(run.err, HasSubstr("no NVIDIA driver"));
+    EXPECT_FALSE(std::filesystem::exists(log)) << "a row ran: " << slurp(log);
+  }
+}
+
+// A driver with GPUs, but gpuscope-torch sees no CUDA device (CUDA_VISIBLE_DEVICES=, a broken
+// CUDA install): the first row says so and bench stops there with exit code 3, rather than
+// skipping every row and exiting 0.
+TEST(CliBench, RowsThatFindNoCudaDeviceEndTheBenchWithExit3) {
+  const std::string log = fresh("no_device.log");
+  CliRun run = bench(
+      "--model vit_b16 --task train,infer --mode fp32,bf16 --windows 1 --steps 1 "
+      "--guard off --json -",
+      {"GPUSCOPE_FAKE_TORCH_NO_DEVICE=vit_b16", "GPUSCOPE_FAKE_TORCH_LOG=" + log});
+  EXPECT_EQ(run.exit_code, kExitNoGpu) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("no CUDA device"));
+  std::ifstream in(log);
+  int rows_run = 0;
+  for (std::string line; std::getline(in, line);) ++rows_run;
+  EXPECT_EQ(rows_run, 1);
 }
 
 // A row that outlives --row-timeout is stopped (SIGTERM, then SIGKILL) and skipped.

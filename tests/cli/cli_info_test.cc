@@ -18,6 +18,7 @@ namespace gpuscope {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using testing::CliRun;
 using testing::run_captured;
@@ -125,6 +126,44 @@ TEST(CliInfo, BadArgumentsAreAUsageError) {
   EXPECT_EQ(run.exit_code, kExitUsage);
   run = gpuscope("", "");
   EXPECT_EQ(run.exit_code, kExitUsage);
+}
+
+TEST(Cli, AnUnknownCommandOrOptionIsNamed) {
+  CliRun run = gpuscope("", "nosuchcmd");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("unknown command 'nosuchcmd'"));
+  EXPECT_THAT(run.err, HasSubstr("info, bench, burn, monitor, report, study"));
+  EXPECT_THAT(run.err, Not(HasSubstr("A subcommand is required")));
+  run = gpuscope(with_fake("h100_sxm.json"), "info --bogus");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("--bogus"));
+  run = gpuscope(with_fake("h100_sxm.json"), "--verbose info --bogus");
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.err, HasSubstr("--bogus"));
+}
+
+// What a user reads is the driver's answer; the call and source line that failed are shown with
+// --verbose (before or after the command) or GPUSCOPE_VERBOSE=1.
+TEST(Cli, VerboseAddsWhereAnErrorCameFrom) {
+  std::string scenario =
+      write_scenario("init_no_permission_verbose.json",
+                     R"({"init_error": "NVML_ERROR_NO_PERMISSION", "devices": []})");
+  std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+                    " GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario;
+  CliRun plain = gpuscope(env, "info");
+  EXPECT_EQ(plain.exit_code, kExitPermission);
+  EXPECT_THAT(plain.err, HasSubstr("Insufficient Permissions"));
+  EXPECT_THAT(plain.err, Not(HasSubstr("nvml_session.cc")));
+  EXPECT_THAT(plain.err, Not(HasSubstr("nvmlInit_v2(")));
+  for (const auto& [vars, args] : {std::pair<std::string, std::string>{env, "--verbose info"},
+                                   {env, "info --verbose"},
+                                   {env + " GPUSCOPE_VERBOSE=1", "info"}}) {
+    CliRun verbose = gpuscope(vars, args);
+    EXPECT_EQ(verbose.exit_code, kExitPermission) << args;
+    EXPECT_THAT(verbose.err, HasSubstr("Insufficient Permissions")) << args;
+    EXPECT_THAT(verbose.err, HasSubstr("nvml_session.cc:")) << args;
+    EXPECT_THAT(verbose.err, HasSubstr("nvmlInit_v2")) << args;
+  }
 }
 
 TEST(CliInfo, PermissionRefusedAtInitIsExitCode4) {

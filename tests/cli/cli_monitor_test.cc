@@ -524,5 +524,31 @@ TEST(CliMonitor, ALostGpuIsMarkedAndTheOthersGoOn) {
                                      "444444444444, 00000000:18:00.0)\n  LOST")));
 }
 
+// A lost GPU is a finding wherever the session was recorded: the store and the JSON lines both
+// make `report` say so.
+TEST(CliMonitor, ALostGpuIsAFindingInTheStoreAndTheReport) {
+  const std::string db = fresh("lost.db"), jsonl = fresh("lost.jsonl");
+  CliRun run = monitor("--no-tui --duration 4 --interval 100 --store " + db + " --jsonl " + jsonl);
+  ASSERT_EQ(run.exit_code, kExitGpuLost) << run.err;
+
+  auto opened = store::Store::open(db);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  auto runs = (*opened)->list_runs();
+  ASSERT_TRUE(runs.ok() && runs->size() == 1u);
+  auto loaded = (*opened)->load_run(runs->front().id);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  ASSERT_EQ(loaded->findings.size(), 1u);
+  EXPECT_EQ(loaded->findings[0].code, "gpu_lost");
+  EXPECT_EQ(loaded->findings[0].gpu, 1);
+  EXPECT_EQ(loaded->findings[0].severity, store::Severity::error);
+
+  for (const std::string& recording : {db, jsonl}) {
+    CliRun report = shell("exec \"$GPUSCOPE\" report " + recording);
+    ASSERT_EQ(report.exit_code, kExitOk) << report.err;
+    EXPECT_THAT(report.out, HasSubstr("1 error,")) << recording;
+    EXPECT_THAT(report.out, HasSubstr("GPU 1 stopped answering")) << recording;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope

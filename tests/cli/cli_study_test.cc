@@ -309,6 +309,17 @@ TEST_F(CliStudy, RefusesANonEmptyDirectoryWithoutForce) {
   EXPECT_TRUE(fs::exists(dir_ / "thesis.tex"));
 }
 
+TEST_F(CliStudy, AFileForTheFolderIsRefusedWithoutSuggestingForce) {
+  std::ofstream(dir_) << "a file";
+  for (const char* args : {"study --quick --force -o ", "study --sample -o "}) {
+    CliRun run = gpuscope(args + dir_.string());
+    EXPECT_EQ(run.exit_code, kExitUsage) << run.err;
+    EXPECT_THAT(run.err, HasSubstr("-o must be a folder"));
+    EXPECT_THAT(run.err, Not(HasSubstr("--force")));
+    EXPECT_EQ(slurp(dir_), "a file");
+  }
+}
+
 TEST_F(CliStudy, RefusesToStartOverAStudyWithoutForce) {
   ASSERT_EQ(gpuscope(study_args()).exit_code, kExitOk);
   CliRun again = gpuscope(study_args());

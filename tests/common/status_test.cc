@@ -2,7 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "common/api_check.h"
 #include "gpuscope/exit_codes.h"
+
+// A vendor status type for the one check macro.
+enum class FakeVendorStatus { success, busy };
+
+template <>
+struct gpuscope::detail::ApiErrorTraits<FakeVendorStatus> {
+  static ApiError describe(FakeVendorStatus status) {
+    return {status == FakeVendorStatus::success, Code::io_error, "the device is busy"};
+  }
+};
 
 namespace gpuscope {
 namespace {
@@ -27,6 +38,23 @@ TEST(Status, OkByDefaultAndPrintsCodeName) {
   EXPECT_EQ(lost.to_string(), "gpu_lost: fell off the bus");
   EXPECT_EQ(lost.with_context("GPU 1").message(), "GPU 1: fell off the bus");
   EXPECT_EQ(lost.with_context("GPU 1").code(), Code::gpu_lost);
+}
+
+// A user reads the library's words; the call's text and file:line are the detail (--verbose,
+// logs), kept through added context.
+TEST(Status, ApiCheckKeepsTheCallAndPlaceOutOfTheMessage) {
+  EXPECT_TRUE(GPUSCOPE_API_CHECK(FakeVendorStatus::success).ok());
+  Status busy = GPUSCOPE_API_CHECK((FakeVendorStatus{FakeVendorStatus::busy}));
+  EXPECT_EQ(busy.code(), Code::io_error);
+  EXPECT_EQ(busy.message(), "the device is busy");
+  EXPECT_NE(busy.detail().find("FakeVendorStatus{FakeVendorStatus::busy}"), std::string::npos)
+      << busy.detail();
+  EXPECT_NE(busy.detail().find("status_test.cc:"), std::string::npos) << busy.detail();
+  Status in_context = busy.with_context("results store a.db");
+  EXPECT_EQ(in_context.message(), "results store a.db: the device is busy");
+  EXPECT_EQ(in_context.detail(), busy.detail());
+  EXPECT_NE(in_context.to_string().find("status_test.cc:"), std::string::npos);
+  EXPECT_EQ(Status(Code::io_error, "plain").detail(), "");
 }
 
 TEST(Result, HoldsValueOrStatus) {

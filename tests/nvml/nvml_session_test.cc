@@ -86,9 +86,9 @@ TEST_F(SessionTest, PermissionErrorsCarryNvmlsOwnWords) {
   ASSERT_TRUE(device.ok());
   auto limit = device->power_limit_w();
   EXPECT_EQ(limit.code(), Code::permission_denied);
-  EXPECT_THAT(limit.status().message(), HasSubstr("nvmlDeviceGetPowerManagementLimit"));
+  EXPECT_THAT(limit.status().detail(), HasSubstr("nvmlDeviceGetPowerManagementLimit"));
   EXPECT_THAT(limit.status().message(), HasSubstr("Insufficient Permissions"));
-  EXPECT_THAT(limit.status().message(), HasSubstr("nvml_device.cc:"));
+  EXPECT_THAT(limit.status().detail(), HasSubstr("nvml_device.cc:"));
   EXPECT_TRUE(device->name().ok());  // the rest still reads
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "gpuscope/report.h"
+#include "gpuscope/telemetry.h"
 
 namespace gpuscope::report {
 namespace {
@@ -112,6 +113,104 @@ TEST(ReportBuildTest, RunningAtThePowerLimitIsInformationNotAWarning) {
     if (f.text.find("ran at the power limit for") != std::string::npos) ++capped;
   }
   EXPECT_EQ(capped, 7);  // fp64 fp32 tf32 fp16 bf16 fp8 int8
+}
+
+// A run as `monitor --store` writes it: telemetry, plus the session's summary numbers as
+// measurements (among them the memory peak, named as bench names its own).
+store::RunData monitor_store_run() {
+  namespace names = store::names;
+  store::RunData data;
+  data.run.id = 1;
+  data.run.kind = "monitor";
+  data.run.started_unix_s = 1.7e9;
+  data.run.gpus.push_back({});
+  data.run.gpus[0].name = "NVIDIA H100 80GB HBM3";
+  data.measurements = {
+      {0, "", names::kPeakMemory, 60.0 * (1ull << 30), "B", nlohmann::json::object()},
+      {0, "", names::kPowerAvg, 300.0, "W", nlohmann::json::object()},
+      {0, "", names::kEnergy, 3000.0, "J", nlohmann::json::object()},
+      {0, "", names::kThrottleSeconds, 0.5, "s", {{"reason", "sw_power_cap"}}}};
+  store::TelemetrySeries power;
+  power.metric = names::kPowerW;
+  power.unit = "W";
+  power.t_s = {0, 5, 10};
+  power.values = {100, 500, 300};
+  data.telemetry.push_back(power);
+  return data;
+}
+
+// Each section shows only data of its kind: a store of one kind of run gives that kind's
+// sections and the two that describe every run (systems, runs), nothing else.
+TEST(ReportBuildTest, EachKindOfRunAloneGivesOnlyItsSections) {
+  using ::testing::ElementsAre;
+  Document monitor = build_report({monitor_store_run()}, pinned_options());
+  EXPECT_THAT(section_keys(monitor), ElementsAre("telemetry", "systems", "runs"));
+  EXPECT_EQ(headline(monitor, "Fastest training mode"), nullptr);
+
+  struct Alone {
+    const char* fixture;
+    std::vector<std::string> sections;
+  };
+  const std::vector<Alone> kinds = {
+      {"report/h100_monitor_2026-11-22.jsonl", {"telemetry", "systems", "runs"}},
+      {"report/h100_burn_worker_2026-11-22.jsonl", {"burn", "systems", "runs"}},
+      {"info/h100_recorded_2026-11-22.json", {"systems", "runs"}},
+      {"report/bench_handmade.records.json", {"bench", "systems", "runs"}},
+      {"report/sweep_rtx3090_handmade.records.json", {"sweep", "systems", "runs"}},
+  };
+  for (const Alone& alone : kinds) {
+    auto runs = load_runs({fixture(alone.fixture)}, {});
+    ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+    EXPECT_EQ(section_keys(build_report(*runs, pinned_options())), alone.sections) << alone.fixture;
+  }
+}
+
+// The report's throttled time is the monitor's: NVML's throttle-time counters where the GPU has
+// them, else the sampled clock-event masks, computed by the same function (one number).
+TEST(ReportBuildTest, ThrottledTimeIsTheMonitorsComputation) {
+  namespace names = store::names;
+  auto throttled_in_report = [](const store::RunData& run) -> std::optional<double> {
+    Document doc = build_report({run}, pinned_options());
+    const Table* t = find_block<Table>(doc, "telemetry_summary");
+    if (t == nullptr) return std::nullopt;
+    for (std::size_t c = 0; c < t->columns.size(); ++c) {
+      if (t->columns[c].key == "throttled_s") return std::get<double>(t->rows[0][c]);
+    }
+    return std::nullopt;
+  };
+  auto series = [](const char* metric, std::vector<double> values) {
+    store::TelemetrySeries s;
+    s.metric = metric;
+    s.t_s = {0, 1, 2, 3};
+    s.values = std::move(values);
+    return s;
+  };
+  store::RunData run = monitor_store_run();
+  run.measurements.clear();
+  // Sampled, the SW power cap held from 1 s to 2 s; its counter says it held for 20 ms.
+  run.telemetry.push_back(series(names::kClockEventReasons, {0, 4, 0, 0}));
+  run.telemetry.push_back(series("throttle_sw_power_cap_s", {100.0, 100.0, 100.02, 100.02}));
+  auto with_counter = throttled_in_report(run);
+  ASSERT_TRUE(with_counter.has_value());
+  EXPECT_NEAR(*with_counter, 0.02, 1e-9);
+
+  // Without the counter: the masks, each holding until the next sample (the last one ends the
+  // recording), as the monitor's summary counts them.
+  run.telemetry.pop_back();
+  run.telemetry.back() = series(names::kClockEventReasons, {0, 0, 4, 4});
+  auto from_masks = throttled_in_report(run);
+  ASSERT_TRUE(from_masks.has_value());
+  std::vector<telemetry::GpuSample> samples(4);
+  for (int i = 0; i < 4; ++i) {
+    samples[i].t_s = i;
+    samples[i].values.set(telemetry::Metric::clock_event_reasons, i >= 2 ? 4 : 0);
+  }
+  double monitor = 0;
+  for (const auto& [reason, time] : telemetry::throttle_between(samples, -1e300, 1e300)) {
+    monitor += time.seconds;
+  }
+  EXPECT_NEAR(*from_masks, monitor, 1e-9);
+  EXPECT_NEAR(*from_masks, 1.0, 1e-9);
 }
 
 TEST(ReportBuildTest, TelemetryIsDownsampledForDrawingButNotForNumbers) {

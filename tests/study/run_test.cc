@@ -117,6 +117,23 @@ TEST(StudyRun, AFailingAndACrashingStepDoNotStopTheStudy) {
   EXPECT_EQ(state.steps.at("sweep-gpu0").status, StepStatus::skipped);
 }
 
+// A step that found no GPU (gpuscope's exit code 3) ends the study at once: every step after it
+// would measure nothing too.
+TEST(StudyRun, AStepThatFindsNoGpuStopsTheStudyAndSaysSo) {
+  fs::path dir = fresh_dir("no_gpu");
+  State state = new_state();
+  FakeRunner runner;
+  runner.scripts["burn-gpu0"] = {3, std::nullopt, std::nullopt,
+                                 "gpuscope: error: no CUDA device is visible"};
+  auto outcome = run_steps(state, dir, runner, {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  EXPECT_THAT(runner.ran, ElementsAre("info", "burn-gpu0"));
+  ASSERT_TRUE(outcome->no_gpu.has_value());
+  EXPECT_THAT(*outcome->no_gpu, HasSubstr("no CUDA device is visible"));
+  EXPECT_EQ(state.steps.at("burn-gpu0").status, StepStatus::skipped);
+  EXPECT_EQ(state.steps.count("bench-gpu0"), 0u);  // not run: --resume runs it
+}
+
 TEST(StudyRun, InterruptStopsAfterTheStepAndResumeRedoesOnlyIt) {
   fs::path dir = fresh_dir("resume");
   State state = new_state();

@@ -14,6 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 json recorded_info() {
   std::ifstream in(std::string(GPUSCOPE_TEST_FIXTURES) + "/info/h100_recorded_2026-11-22.json");
@@ -108,6 +109,20 @@ TEST_F(StudyStart, RefusesADirWithOtherFilesUnlessForced) {
   request_.force = true;
   ASSERT_TRUE(start_study(request_, runner_).ok());
   EXPECT_TRUE(fs::exists(dir_ / "mine.txt"));
+}
+
+// -o names a folder; a file there is refused, forced or not, and --force is never suggested
+// for it (it could not help).
+TEST_F(StudyStart, RefusesAFileForItsFolderEvenForced) {
+  std::ofstream(dir_) << "a file";
+  for (bool force : {false, true}) {
+    request_.force = force;
+    auto refused = start_study(request_, runner_);
+    EXPECT_EQ(refused.code(), Code::invalid_argument);
+    EXPECT_THAT(refused.status().message(), HasSubstr("must be a folder"));
+    EXPECT_THAT(refused.status().message(), Not(HasSubstr("--force")));
+  }
+  EXPECT_EQ(runner_.runs, 0);
 }
 
 TEST_F(StudyStart, RefusesAnEarlierStudyUnlessResumedOrForced) {

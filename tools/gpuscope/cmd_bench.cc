@@ -107,6 +107,11 @@ int run_bench_command(const BenchArgs& a) {
        files::input_path("--resume", a.resume), files::store_path("--store", a.store)},
       a.force);
   if (!paths.ok()) return report_error(paths);
+  // Without a driver or a GPU there is nothing to measure: say so before any row runs.
+  auto session = nvml::Session::open();
+  if (!session.ok() && (session.code() == Code::no_driver || session.code() == Code::no_device)) {
+    return report_error(session.status());
+  }
   auto torch = bench::find_torch_bin(a.torch_bin);
   if (!torch.ok()) return report_error(torch.status());
 
@@ -125,7 +130,6 @@ int run_bench_command(const BenchArgs& a) {
   }
   const bool json_file = !a.json.empty() && a.json != "-";
 
-  auto session = nvml::Session::open();
   bench::RunOptions o;
   o.torch_bin = *torch;
   o.gpu = a.gpu;
@@ -157,7 +161,7 @@ int run_bench_command(const BenchArgs& a) {
     bench::print_bench(*result, std::cout);
     if (json_file) {
       if (Status written = bench::save_bench_json(a.json, document); !written.ok()) {
-        std::cerr << "gpuscope: error: " << written.message() << '\n';
+        print_error(written);
         code = code == kExitOk ? kExitError : code;
       }
     }
@@ -165,7 +169,7 @@ int run_bench_command(const BenchArgs& a) {
   if (db) {
     auto written = db->write(bench::bench_to_run(*result, command_line()));
     if (!written.ok()) {
-      std::cerr << "gpuscope: error: " << written.status().message() << '\n';
+      print_error(written.status());
       code = code == kExitOk ? kExitError : code;
     } else {
       std::cerr << fmt::format("gpuscope: bench run {} written to {}\n", *written, a.store);

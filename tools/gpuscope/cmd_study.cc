@@ -117,6 +117,7 @@ int run_sample(const StudyArgs& args) {
   if (!sample.ok()) return fail(sample.status());
   if (Status folder = study::require_folder(dir, "-o"); !folder.ok()) return fail(folder);
   const study::DirKind kind = study::classify_dir(dir);
+  if (kind == study::DirKind::not_a_folder) return fail(study::not_a_folder(dir));
   if (kind == study::DirKind::other && !args.force) {
     return fail(Status(Code::invalid_argument,
                        fmt::format("{} is not empty and holds no study; choose another -o DIR, "
@@ -215,6 +216,14 @@ int run_study(StudyArgs args) {
   options.stop_requested = [] { return InterruptForwarding::signals_received() > 0; };
   auto outcome = study::run_steps(state, dir, *runner, options);
   if (!outcome.ok()) return fail(outcome.status());
+  if (outcome->no_gpu) {
+    std::cerr << fmt::format(
+        "gpuscope study: no GPU to measure: {}\nThe study stopped there: every later step would "
+        "measure nothing too. Once the GPU is visible, go on with:\n  gpuscope study --resume "
+        "{}\n",
+        *outcome->no_gpu, dir.string());
+    return kExitNoGpu;
+  }
   if (outcome->interrupted) {
     if (args.json) {
       study::Headlines none;

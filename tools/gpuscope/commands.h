@@ -34,5 +34,12 @@ void restore_leftover_power_limits();
 
 // Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
 int report_error(const Status& status);
+// Prints "gpuscope: error: MESSAGE" to stderr, and with --verbose (or GPUSCOPE_VERBOSE=1) the
+// Status's detail: the failing call and source line.
+void print_error(const Status& status);
+
+// Whether --verbose or GPUSCOPE_VERBOSE=1 asked for the detail of errors.
+bool verbose();
+void set_verbose(bool verbose);
 
 }  // namespace gpuscope::cli

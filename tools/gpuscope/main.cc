@@ -1,7 +1,10 @@
 // gpuscope: measure, explain and tune deep-learning work on NVIDIA GPUs.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string_view>
 
 #include "commands.h"
 #include "gpuscope/exit_codes.h"
@@ -10,9 +13,50 @@
 #include "gpuscope/version.h"
 
 namespace gpuscope::cli {
+namespace {
+
+bool g_verbose = false;
+
+// The first word that is no option must name a command: CLI11 would only say "A subcommand is
+// required". Returns the exit code when it does not.
+std::optional<int> check_command_word(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--") return std::nullopt;
+    if (word.starts_with("-")) continue;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->check_name(std::string(word))) return std::nullopt;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    std::cerr << fmt::format(
+        "gpuscope: error: unknown command '{}'; the commands are: {} (`gpuscope --help` says "
+        "what each does)\n",
+        word, names);
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void set_verbose(bool verbose) {
+  g_verbose = verbose;
+}
+
+bool verbose() {
+  return g_verbose;
+}
+
+void print_error(const Status& status) {
+  std::cerr << fmt::format("gpuscope: error: {}\n", status.message());
+  if (g_verbose && !status.detail().empty()) {
+    std::cerr << fmt::format("gpuscope:   ({}: {})\n", code_name(status.code()), status.detail());
+  }
+}
 
 int report_error(const Status& status) {
-  std::cerr << fmt::format("gpuscope: error: {}\n", status.message());
+  print_error(status);
   switch (status.code()) {
     case Code::no_driver:
       std::cerr << "gpuscope: no NVIDIA driver was found on this machine. Install the NVIDIA "
@@ -40,6 +84,12 @@ int main(int argc, char** argv) {
   CLI::App app{"gpuscope: measure, explain and tune deep-learning work on NVIDIA GPUs"};
   app.set_version_flag("--version", "gpuscope " + std::string(gpuscope::version()));
   app.require_subcommand(1);
+  // Options of the root are also taken after the command ("gpuscope info --verbose").
+  app.fallthrough();
+  bool verbose = false;
+  app.add_flag("--verbose", verbose,
+               "On an error, also show where it came from: the failing library call and source "
+               "line (also GPUSCOPE_VERBOSE=1)");
   gpuscope::cli::Runner runner;
   gpuscope::cli::add_info_command(app, runner);
   gpuscope::cli::add_bench_command(app, runner);
@@ -49,12 +99,16 @@ int main(int argc, char** argv) {
   gpuscope::cli::add_study_command(app, runner);
   gpuscope::cli::add_trace_command(app, runner);
   gpuscope::cli::add_sweep_command(app, runner);
+  if (auto code = gpuscope::cli::check_command_word(app, argc, argv)) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? gpuscope::kExitOk : gpuscope::kExitUsage;
   }
+  const char* from_env = std::getenv("GPUSCOPE_VERBOSE");
+  gpuscope::cli::set_verbose(verbose || (from_env != nullptr && std::string_view(from_env) != "" &&
+                                         std::string_view(from_env) != "0"));
   try {
     gpuscope::cli::restore_leftover_power_limits();  // what an interrupted sweep left
     return runner();

@@ -9,6 +9,7 @@
 //   GPUSCOPE_FAKE_TORCH_LOG=FILE        append one line per run: the arguments
 //   GPUSCOPE_FAKE_TORCH_OOM=MATCH       `skipped` out_of_memory, exit 3
 //   GPUSCOPE_FAKE_TORCH_UNSUPPORTED=M   `skipped` not_supported, exit 3
+//   GPUSCOPE_FAKE_TORCH_NO_DEVICE=MATCH `skipped` no_device (no CUDA device), exit 3
 //   GPUSCOPE_FAKE_TORCH_KILL=MATCH      one window, then SIGKILL itself
 //   GPUSCOPE_FAKE_TORCH_SEGV=MATCH      one window, then SIGSEGV
 //   GPUSCOPE_FAKE_TORCH_MALFORMED=M     a line that is not JSON after `start`
@@ -188,6 +189,12 @@ int main(int argc, char** argv) {
         "{\"v\":1,\"type\":\"skipped\",\"code\":\"out_of_memory\",\"reason\":\"CUDA out of "
         "memory at batch " +
         std::to_string(batch) + " (fake)\"}");
+    return done(false, 3);
+  }
+  if (matches(env("GPUSCOPE_FAKE_TORCH_NO_DEVICE"), a)) {
+    line(
+        "{\"v\":1,\"type\":\"skipped\",\"code\":\"no_device\",\"reason\":\"no CUDA device "
+        "is visible (fake)\"}");
     return done(false, 3);
   }
   if (matches(env("GPUSCOPE_FAKE_TORCH_UNSUPPORTED"), a)) {
