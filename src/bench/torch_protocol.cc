@@ -82,7 +82,11 @@ void fill_row(const TorchOutput& o, std::optional<int> exit_code, std::optional<
   }
   if (o.result) {
     const auto& r = *o.result;
-    if (auto b = number(r, "batch")) row.batch = static_cast<int>(*b);
+    // A batch beyond int (1e300) is no batch: converting it would be undefined behaviour.
+    const auto b = number(r, "batch");
+    if (b && *b >= std::numeric_limits<int>::min() && *b <= std::numeric_limits<int>::max()) {
+      row.batch = static_cast<int>(*b);
+    }
     row.samples_per_second = number(r, "samples_per_second");
     if (r.contains("step_seconds") && r["step_seconds"].is_object()) {
       row.step_seconds_median = number(r["step_seconds"], "median");

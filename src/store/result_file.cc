@@ -13,6 +13,13 @@ namespace {
 
 using nlohmann::json;
 
+// An object's "kind" when it is a string; "" otherwise (absent, or any other type: the file is
+// then not one of ours, which the callers say, rather than a type_error escaping them).
+std::string kind_of(const json& object) {
+  auto it = object.find("kind");
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // JSON lines: every non-empty line one object. Empty when the text is not that.
 std::vector<json> parse_json_lines(const std::string& text) {
   std::vector<json> lines;
@@ -33,7 +40,7 @@ Result<std::vector<RunData>> runs_from_text(const std::string& text) {
     return runs_from_document(document);
   }
   std::vector<json> lines = parse_json_lines(text);
-  if (!lines.empty() && lines.front().value("kind", "") == "gpuscope.monitor") {
+  if (!lines.empty() && kind_of(lines.front()) == "gpuscope.monitor") {
     GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_monitor_lines(lines));
     return std::vector<RunData>{std::move(run)};
   }
@@ -48,7 +55,7 @@ Result<std::vector<RunData>> runs_from_text(const std::string& text) {
 }  // namespace
 
 Result<std::vector<RunData>> runs_from_document(const json& document) {
-  std::string kind = document.is_object() ? document.value("kind", "") : "";
+  std::string kind = document.is_object() ? kind_of(document) : "";
   if (kind == "gpuscope.records") return runs_from_json(document);
   if (kind == "gpuscope.burn") {
     GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_burn_json(document));

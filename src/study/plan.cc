@@ -81,10 +81,10 @@ std::string_view step_kind_name(StepKind kind) {
   }
 }
 
-Result<Machine> machine_from_info(const nlohmann::json& info) {
-  if (!info.is_object() || info.value("kind", "") != "gpuscope.info") {
-    return Status(Code::data_error, "not the output of `gpuscope info --json`");
-  }
+namespace {
+
+// machine_from_info after its "kind" check. Throws nlohmann::json::exception on a mistyped field.
+Result<Machine> machine_from_info_fields(const nlohmann::json& info) {
   if (info.contains("error")) {
     return Status(Code::data_error,
                   fmt::format("`gpuscope info` failed: {}",
@@ -104,6 +104,21 @@ Result<Machine> machine_from_info(const nlohmann::json& info) {
     machine.gpus.push_back({g["index"].get<int>(), g.value("uuid", ""), g.value("name", "")});
   }
   return machine;
+}
+
+}  // namespace
+
+Result<Machine> machine_from_info(const nlohmann::json& info) {
+  if (!info.is_object() || info.value("kind", nlohmann::json()) != "gpuscope.info") {
+    return Status(Code::data_error, "not the output of `gpuscope info --json`");
+  }
+  // A field of another type than `gpuscope info` writes throws from value(): not its output.
+  try {
+    return machine_from_info_fields(info);
+  } catch (const nlohmann::json::exception& e) {
+    return Status(Code::data_error,
+                  fmt::format("not the output of `gpuscope info --json`: {}", e.what()));
+  }
 }
 
 Result<std::vector<GpuIdentity>> choose_gpus(const Options& options, const Machine& machine) {

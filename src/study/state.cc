@@ -108,7 +108,8 @@ json state_to_json(const State& state) {
 }
 
 Result<State> state_from_json(const json& doc) {
-  if (!doc.is_object() || doc.value("kind", "") != kKind) {
+  // value("kind", json()): a "kind" of another type is a foreign file, not a type_error.
+  if (!doc.is_object() || doc.value("kind", json()) != kKind) {
     return Status(Code::data_error, "not a gpuscope study state (study.json)");
   }
   if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer()) {

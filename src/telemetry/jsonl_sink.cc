@@ -87,45 +87,51 @@ Result<Recording> read_recording(const std::string& path) {
     if (line.is_discarded() || !line.is_object()) {
       return Status(Code::data_error, fmt::format("{}:{}: not a JSON object", path, number));
     }
-    const std::string type = line.value("type", "");
-    if (type == "session") {
-      if (line.value("kind", "") != kKind ||
-          line.value("schema_version", 0) != kJsonlSchemaVersion) {
-        return Status(Code::data_error,
-                      fmt::format("{}:{}: not a gpuscope monitor recording of schema {}", path,
-                                  number, kJsonlSchemaVersion));
+    // A field of the wrong type ({"type": 1}) throws from json::value and get: such a line is
+    // not ours, like one that is not JSON.
+    try {
+      const std::string type = line.value("type", "");
+      if (type == "session") {
+        if (line.value("kind", "") != kKind ||
+            line.value("schema_version", 0) != kJsonlSchemaVersion) {
+          return Status(Code::data_error,
+                        fmt::format("{}:{}: not a gpuscope monitor recording of schema {}", path,
+                                    number, kJsonlSchemaVersion));
+        }
+        session = true;
+        rec.session.started_unix_s = line.value("started_unix_s", 0.0);
+        rec.session.interval_s = line.value("interval_s", 0.0);
+        rec.session.host = line.value("host", "");
+        rec.session.gpuscope_version = line.value("gpuscope_version", "");
+        rec.session.command = line.value("command", std::vector<std::string>{});
+        rec.session.command_line = line.value("command_line", "");
+        if (line.contains("driver_version")) {
+          rec.session.driver_version = line.value("driver_version", "");
+        }
+        if (line.contains("cuda_driver_version")) {
+          rec.session.cuda_driver_version = line.value("cuda_driver_version", "");
+        }
+        for (const json& g : line.value("gpus", json::array())) {
+          rec.session.gpus.push_back(detail::identity_from_json(g));
+        }
+      } else if (!session) {
+        return Status(Code::data_error, fmt::format("{}:{}: no session line first", path, number));
+      } else if (type == "sample") {
+        auto sample = detail::sample_from_json(line);
+        if (!sample.ok()) return sample.status().with_context(fmt::format("{}:{}", path, number));
+        rec.samples.push_back(std::move(sample).value());
+      } else if (type == "gpu_lost") {
+        GpuSample lost;
+        lost.gpu = line.value("gpu", 0u);
+        lost.t_s = line.value("t_s", 0.0);
+        lost.unix_s = line.value("unix_s", 0.0);
+        lost.lost = true;
+        rec.samples.push_back(std::move(lost));
+      } else if (type == "summary") {
+        rec.summary = line.value("summary", json::object());
       }
-      session = true;
-      rec.session.started_unix_s = line.value("started_unix_s", 0.0);
-      rec.session.interval_s = line.value("interval_s", 0.0);
-      rec.session.host = line.value("host", "");
-      rec.session.gpuscope_version = line.value("gpuscope_version", "");
-      rec.session.command = line.value("command", std::vector<std::string>{});
-      rec.session.command_line = line.value("command_line", "");
-      if (line.contains("driver_version")) {
-        rec.session.driver_version = line.value("driver_version", "");
-      }
-      if (line.contains("cuda_driver_version")) {
-        rec.session.cuda_driver_version = line.value("cuda_driver_version", "");
-      }
-      for (const json& g : line.value("gpus", json::array())) {
-        rec.session.gpus.push_back(detail::identity_from_json(g));
-      }
-    } else if (!session) {
-      return Status(Code::data_error, fmt::format("{}:{}: no session line first", path, number));
-    } else if (type == "sample") {
-      auto sample = detail::sample_from_json(line);
-      if (!sample.ok()) return sample.status().with_context(fmt::format("{}:{}", path, number));
-      rec.samples.push_back(std::move(sample).value());
-    } else if (type == "gpu_lost") {
-      GpuSample lost;
-      lost.gpu = line.value("gpu", 0u);
-      lost.t_s = line.value("t_s", 0.0);
-      lost.unix_s = line.value("unix_s", 0.0);
-      lost.lost = true;
-      rec.samples.push_back(std::move(lost));
-    } else if (type == "summary") {
-      rec.summary = line.value("summary", json::object());
+    } catch (const json::exception& e) {
+      return Status(Code::data_error, fmt::format("{}:{}: {}", path, number, e.what()));
     }
   }
   if (!session) return Status(Code::data_error, fmt::format("{}: empty recording", path));
