@@ -116,6 +116,8 @@ Timeline build_timeline(const std::vector<ProcessTrace>& processes, pid_t comman
       t.host.push_back(h);
     }
     for (const SyncRecord& s : p.syncs) {
+      // cudaStreamWaitEvent orders two streams on the device; the host does not wait.
+      if (s.type == "stream_wait_event") continue;
       HostInterval h;
       h.kind = HostInterval::Kind::sync;
       h.pid = pid;

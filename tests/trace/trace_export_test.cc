@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <vector>
 
+#include "gpuscope/trace.h"
+#include "support/cli_run.h"
+#include "trace/timeline_build.h"
 #include "trace/timeline_fixture.h"
 
 namespace gpuscope::trace::detail {
@@ -102,6 +106,58 @@ TEST(TraceExport, TheCapKeepsStepsAndSaysWhatWasDropped) {
   for (const json& e : doc["traceEvents"]) steps += e.value("cat", "") == "step" ? 1 : 0;
   EXPECT_EQ(steps, 5);
   EXPECT_GT(doc["metadata"]["dropped_events"]["kernel"].get<int>(), 0);
+}
+
+// A real recording, labelled: bench/trace_examples/smoke_train.py (a small conv/FFT loop with a
+// DataLoader, pageable and pinned copies, a .item() and a CUDA-graph replay per step), 200 steps,
+// traced on the lent H100 80GB HBM3 (driver 580.159.04, torch 2.11.0+cu130) on 2026-11-25 by
+// bench/trace_device.sh with GPUSCOPE_TRACE_SKIP_STEPS=50 GPUSCOPE_TRACE_STEPS=20.
+// program_steps.json is the program's own per-step host timing of the same run. (Recorded before
+// CUPTI's API records were switched to kernel thread ids: their tids are pthread ids here.)
+constexpr const char* kH100Window = GPUSCOPE_TEST_FIXTURES "/trace/h100_smoke_window";
+
+TEST(TraceOnH100Recording, TheWindowsStepsMatchTheProgramsOwnTiming) {
+  auto processes = read_trace_dir(kH100Window);
+  ASSERT_TRUE(processes.ok()) << processes.status().message();
+  ASSERT_EQ(processes->size(), 1u);
+  const ProcessTrace& p = processes->front();
+  EXPECT_EQ(p.cupti.status, "ok");
+  EXPECT_TRUE(p.ended);
+
+  Timeline t = build_timeline(*processes, static_cast<pid_t>(p.header.pid));
+  TraceSummary s = summarize(t, {}, {});
+  EXPECT_EQ(s.step_source, StepSource::marks);
+  ASSERT_EQ(s.steps.size(), 20u);
+  EXPECT_EQ(s.all_step_s.size(), 199u);
+  EXPECT_EQ(s.first_traced_step + 1, 50u);  // the interval after mark 49 is step 50
+
+  // The program timed each step itself (host clock around the loop body): the traced steps'
+  // median agrees within 2 %.
+  const auto own = json::parse(testing::slurp(std::string(kH100Window) + "/program_steps.json"));
+  std::vector<double> own_window, traced;
+  for (std::size_t k = 50; k < 70; ++k) own_window.push_back(own["step_s"][k].get<double>());
+  for (const StepStats& st : s.steps) traced.push_back(st.wall_s);
+  std::sort(own_window.begin(), own_window.end());
+  std::sort(traced.begin(), traced.end());
+  const double own_median = (own_window[9] + own_window[10]) / 2;
+  const double traced_median = (traced[9] + traced[10]) / 2;
+  EXPECT_NEAR(traced_median / own_median, 1.0, 0.02) << traced_median << " vs " << own_median;
+
+  // What the loop does each step, as the trace saw it.
+  EXPECT_GT(s.kernels, 1000u);
+  EXPECT_EQ(s.copies["host_to_device pageable"].count, 20u);
+  EXPECT_EQ(s.copies["host_to_device pinned"].count, 40u);
+  EXPECT_EQ(s.copies["device_to_host pinned"].count, 20u);
+  EXPECT_GE(s.syncs, 40u);  // an event and a stream synchronize per step at least
+  EXPECT_GT(s.data_wait_s, 0.0);
+  EXPECT_GT(s.graph_kernels, 0u);
+  EXPECT_GT(s.gpu_busy_share, 0.0);
+  EXPECT_LT(s.gpu_busy_share, 1.0);
+
+  std::ostringstream out;
+  ExportCounts counts = export_chrome_trace(t, s, {}, {}, out);
+  EXPECT_EQ(counts.dropped, 0u);
+  expect_valid_trace(json::parse(out.str()));
 }
 
 }  // namespace
