@@ -314,7 +314,7 @@ TEST_F(CliStudy, AFileForTheFolderIsRefusedWithoutSuggestingForce) {
   for (const char* args : {"study --quick --force -o ", "study --sample -o "}) {
     CliRun run = gpuscope(args + dir_.string());
     EXPECT_EQ(run.exit_code, kExitUsage) << run.err;
-    EXPECT_THAT(run.err, HasSubstr("-o must be a folder"));
+    EXPECT_THAT(run.err, HasSubstr("-o takes a folder"));
     EXPECT_THAT(run.err, Not(HasSubstr("--force")));
     EXPECT_EQ(slurp(dir_), "a file");
   }

@@ -68,7 +68,7 @@ TEST(ResultFileTest, MalformedRecordsNameTheField) {
   testing::write_bytes(path, "not json at all\n");
   EXPECT_EQ(read_result_file(path).code(), Code::data_error);
 
-  EXPECT_EQ(read_result_file(dir.file("missing.json")).code(), Code::io_error);
+  EXPECT_EQ(read_result_file(dir.file("missing.json")).code(), Code::not_found);
 }
 
 TEST(ResultFileTest, InfoRecordingOfTheH100IsAnInfoRun) {

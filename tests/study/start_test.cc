@@ -119,7 +119,7 @@ TEST_F(StudyStart, RefusesAFileForItsFolderEvenForced) {
     request_.force = force;
     auto refused = start_study(request_, runner_);
     EXPECT_EQ(refused.code(), Code::invalid_argument);
-    EXPECT_THAT(refused.status().message(), HasSubstr("must be a folder"));
+    EXPECT_THAT(refused.status().message(), HasSubstr("takes a folder"));
     EXPECT_THAT(refused.status().message(), Not(HasSubstr("--force")));
   }
   EXPECT_EQ(runner_.runs, 0);
