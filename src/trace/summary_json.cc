@@ -63,11 +63,12 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     j["window"] = w;
   }
 
-  json steps = {{"source", step_source_name(s.step_source)},
-                {"traced", s.steps.size()},
-                // Mark n ends step n, so the interval after mark i is step i + 1.
-                {"first_traced", s.first_traced_step + (s.step_source == StepSource::marks ? 1 : 0)},
-                {"marked", s.all_step_s.size()}};
+  json steps = {
+      {"source", step_source_name(s.step_source)},
+      {"traced", s.steps.size()},
+      // Mark n ends step n, so the interval after mark i is step i + 1.
+      {"first_traced", s.first_traced_step + (s.step_source == StepSource::marks ? 1 : 0)},
+      {"marked", s.all_step_s.size()}};
   if (s.step_median_s) {
     steps["median_s"] = *s.step_median_s;
     steps["p10_s"] = *s.step_p10_s;
