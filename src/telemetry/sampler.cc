@@ -33,14 +33,17 @@ double unix_now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// An index: digits only, and few enough that std::stoul cannot overflow (a longer one names no
+// GPU either: it is refused as "there is no GPU N").
 bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
+bool short_index(const std::string& s) { return all_digits(s) && s.size() <= 9; }
 
 Result<nvml::Device> find_gpu(const nvml::Session& session, const std::string& which,
                               unsigned count) {
   if (all_digits(which)) {
-    const unsigned long index = std::stoul(which);
+    const unsigned long index = short_index(which) ? std::stoul(which) : count;
     if (index >= count) {
       return Status(
           Code::invalid_argument,
@@ -160,7 +163,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
   for (const std::string& which : wanted) {
     GPUSCOPE_RETURN_IF_ERROR(check_gpu_selector(which));
     auto device = find_gpu(session, which, count);
-    if (!device.ok() && device.code() == Code::gpu_lost && all_digits(which)) {
+    if (!device.ok() && device.code() == Code::gpu_lost && short_index(which)) {
       // Lost before we started: say so in the first round, and sample the others.
       GpuIdentity id;
       id.index = static_cast<unsigned>(std::stoul(which));

@@ -248,6 +248,10 @@ TEST(CliMonitor, UsageErrors) {
   EXPECT_THAT(no_address.err, HasSubstr("--listen: must not be empty"));
   EXPECT_EQ(monitor("--interval 5 --duration 1").exit_code, kExitUsage);
   EXPECT_EQ(monitor("--gpu 9 --duration 1").exit_code, kExitUsage);
+  // An index too long for an integer was "internal error: stoul" (exit 6).
+  CliRun huge = monitor("--no-tui --gpu 99999999999999999999999 --duration 1");
+  EXPECT_EQ(huge.exit_code, kExitUsage);
+  EXPECT_THAT(huge.err, HasSubstr("there is no GPU 99999999999999999999999"));
   EXPECT_EQ(monitor("--tui --no-tui --duration 1").exit_code, kExitUsage);
   CliRun no_driver =
       monitor("--duration 1", "GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
