@@ -38,7 +38,9 @@ double unix_now_s() {
 bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
-bool short_index(const std::string& s) { return all_digits(s) && s.size() <= 9; }
+bool short_index(const std::string& s) {
+  return all_digits(s) && s.size() <= 9;
+}
 
 Result<nvml::Device> find_gpu(const nvml::Session& session, const std::string& which,
                               unsigned count) {
