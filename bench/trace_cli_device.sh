@@ -80,8 +80,46 @@ with open(f"{out}/trace_cli_results.txt", "a") as f:
 PY
 }
 
+# Where the cost of tracing comes from, on healthy_train (363 kernels a step): the program alone,
+# under `gpuscope trace` as is, with fewer CUPTI kinds, without the shim, and with the library
+# injected by hand (no gpuscope: no sampler); the program's own median step time each time.
+overhead() {
+  local p=bench/trace_examples/healthy_train.py args="--warmup 20 --steps 100 --batch 128"
+  local lib="$build/src/inject/libgpuscope_inject.so"
+  own() { python3 - "$1" <<'PY'
+import json, sys
+for line in reversed(open(sys.argv[1]).read().splitlines()):
+    if line.startswith("{"):
+        print(f'{json.loads(line)["step_time_s_median"] * 1e3:.3f} ms'); break
+PY
+  }
+  one() {  # NAME COMMAND...: runs it, prints the program's own median
+    local name="$1"; shift
+    "$@" >"$out/oh-$name.out" 2>"$out/oh-$name.err"
+    echo "$name: exit $? own median $(own "$out/oh-$name.out")" | tee -a "$out/trace_overhead.txt"
+  }
+  : >"$out/trace_overhead.txt"
+  for rep in 1 2; do
+    one "alone-$rep" python3 $p $args
+    one "trace-default-$rep" "$bin" trace --skip-steps 30 --steps 50 -o "$out/oh/d$rep" -- python3 $p $args
+    one "trace-no-api-kinds-$rep" env GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,sync,overhead \
+      "$bin" trace --skip-steps 30 --steps 50 -o "$out/oh/k$rep" -- python3 $p $args
+    one "trace-no-shim-$rep" "$bin" trace --no-shim --skip-steps 30 --steps 50 -o "$out/oh/s$rep" -- python3 $p $args
+    one "trace-window-never-$rep" "$bin" trace --skip-steps 100000 --steps 1 --skip 100000 -o "$out/oh/n$rep" -- python3 $p $args
+    one "nvtx-only-by-hand-$rep" env NVTX_INJECTION64_PATH="$lib" GPUSCOPE_TRACE_DIR="$out/oh/h$rep" python3 $p $args
+    one "cuda-injection-by-hand-never-$rep" env CUDA_INJECTION64_PATH="$lib" NVTX_INJECTION64_PATH="$lib" \
+      GPUSCOPE_TRACE_DIR="$out/oh/c$rep" GPUSCOPE_TRACE_SKIP_STEPS=100000 GPUSCOPE_TRACE_STEPS=1 python3 $p $args
+  done
+}
+
 case "${1:-run}" in
   prepare) prepare ;;
+  overhead)
+    build || exit 1
+    mkdir -p "$out/oh/h1" "$out/oh/h2" "$out/oh/c1" "$out/oh/c2"
+    overhead
+    rm -rf "$out/oh"
+    ;;
   run)
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv | tee "$out/cli_gpu.txt"
     python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)' | tee -a "$out/cli_gpu.txt"
