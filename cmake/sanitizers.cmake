@@ -41,6 +41,12 @@ function(gpuscope_target_sanitizers target)
   if(type STREQUAL "INTERFACE_LIBRARY" OR type STREQUAL "UTILITY")
     return()
   endif()
+  # Code injected into other programs (libgpuscope_inject.so) stays plain: those programs have
+  # no ASan runtime to load first.
+  get_target_property(opt_out ${target} GPUSCOPE_NO_SANITIZE)
+  if(opt_out)
+    return()
+  endif()
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:${gpuscope_sanitizer_flags}>)
   if(NOT type STREQUAL "STATIC_LIBRARY" AND NOT type STREQUAL "OBJECT_LIBRARY")

@@ -165,7 +165,12 @@ TEST(InjectionProcess, AFloodOfRecordsKeepsMemoryBounded) {
   long before = 0, after = 0;
   ASSERT_EQ(
       std::sscanf(t.run.out.c_str(), "peak_kb_before %ld\npeak_kb_after %ld", &before, &after), 2);
-  EXPECT_LT(after - before, 4 * 1024) << "peak memory grew by " << after - before << " kB";
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr long kBoundKb = 16 * 1024;  // ASan's quarantine holds freed buffers a while
+#else
+  constexpr long kBoundKb = 4 * 1024;
+#endif
+  EXPECT_LT(after - before, kBoundKb) << "peak memory grew by " << after - before << " kB";
   // Every mark reached the file (counted without the reader: 10 MB is slow to parse in Debug).
   size_t marks = 0, files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(t.dir)) {
@@ -255,7 +260,8 @@ TEST(InjectionProcess, AProgramWithoutCudaOrNvtxRunsUnchanged) {
   std::filesystem::create_directories(dir);
   const CliRun bare = testing::run_captured(GPUSCOPE_NVTX_APP " plain", dir + "/bare");
   const CliRun loaded = testing::run_captured(
-      "env GPUSCOPE_TRACE_DIR=" + dir +
+      // Under ASan (the asan preset) a preloaded library comes before ASan's runtime: allowed.
+      "env GPUSCOPE_TRACE_DIR=" + dir + " ASAN_OPTIONS=${ASAN_OPTIONS}:verify_asan_link_order=0" +
           " LD_PRELOAD=" GPUSCOPE_INJECT_LIB " CUDA_INJECTION64_PATH=" GPUSCOPE_INJECT_LIB
           " NVTX_INJECTION64_PATH=" GPUSCOPE_INJECT_LIB " " GPUSCOPE_NVTX_APP " plain",
       dir + "/loaded");

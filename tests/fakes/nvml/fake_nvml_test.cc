@@ -369,7 +369,7 @@ TEST(FakeNvmlExports, EverySymbolOfTheAdaptersTableIsExported) {
 }
 
 TEST(FakeNvmlExports, OldDriverHasOnlyTheOldNames) {
-  void* library = dlopen(GPUSCOPE_FAKE_NVML_OLD_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
+  void* library = dlopen(GPUSCOPE_FAKE_NVML_OLD_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   ASSERT_NE(library, nullptr) << dlerror();
   for (const char* missing :
        {"nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2",
