@@ -184,11 +184,12 @@ void print_host_link(const TargetResult& t, std::ostream& out) {
       const std::pair key{h.memory, h.direction};
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
     }
-    for (const auto& [memory, direction] : keys) {
-      std::vector<std::string> cells = {memory, direction};
+    for (const auto& key : keys) {
+      std::vector<std::string> cells = {key.first, key.second};
       for (std::uint64_t size : sizes) {
+        // Not a structured binding: clang 14 (the fuzz preset's) cannot capture one.
         const auto it = std::find_if(t.host_link.begin(), t.host_link.end(), [&](const auto& h) {
-          return h.memory == memory && h.direction == direction && h.size_bytes == size;
+          return h.memory == key.first && h.direction == key.second && h.size_bytes == size;
         });
         cells.push_back(
             it == t.host_link.end() ? "-" : fmt::format("{:.1f}", it->bytes_per_second * 1e-9));

@@ -74,8 +74,9 @@ BenchRows collect_bench_rows(const ReportBuilder& builder) {
     for (auto& [key, curve] : curves) {
       std::vector<std::size_t> order(curve.steps.size());
       std::iota(order.begin(), order.end(), std::size_t{0});
+      const auto& steps = curve.steps;  // a structured binding: clang 14 cannot capture it
       std::sort(order.begin(), order.end(),
-                [&](std::size_t a, std::size_t x) { return curve.steps[a] < curve.steps[x]; });
+                [&](std::size_t a, std::size_t x) { return steps[a] < steps[x]; });
       LossCurve sorted = curve;
       for (std::size_t i = 0; i < order.size(); ++i) {
         sorted.steps[i] = curve.steps[order[i]];
