@@ -134,9 +134,12 @@ PY
 }
 
 case "${1:-run}" in
-  prepare)  # .deps (ignored) is the shared one where this checkout has none
-    [ -e .deps ] || ln -s "${GPUSCOPE_DEPS_DIR:-/work/main/.deps}" .deps
-    bash bench/trace_cli_device.sh prepare && du -sh .carry ;;
+  prepare)  # .deps: the shared one where this checkout has none (a link, removed after)
+    linked=0
+    [ -e .deps ] || { ln -s "${GPUSCOPE_DEPS_DIR:-/work/main/.deps}" .deps && linked=1; }
+    bash bench/trace_cli_device.sh prepare; rc=$?
+    [ "$linked" = 1 ] && rm .deps
+    du -sh .carry; exit $rc ;;
   run)
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv | tee "$out/gpu.txt"
     python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$out/gpu.txt"
