@@ -57,13 +57,13 @@ void CUPTIAPI finalize_callback(void*, CUpti_CallbackDomain domain, CUpti_Callba
   g_finalized_ts.store(now_ns());
 }
 
-// The callback ids of one API domain whose calls get a record (api_calls.h).
-std::vector<CUpti_CallbackId> recorded_calls(CUpti_CallbackDomain domain, uint32_t size) {
+// The callback ids of one API domain whose calls get no record (api_calls.h).
+std::vector<CUpti_CallbackId> unrecorded_calls(CUpti_CallbackDomain domain, uint32_t size) {
   std::vector<CUpti_CallbackId> ids;
   for (uint32_t id = 1; id < size; ++id) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr &&
-        api_call_recorded(name)) {
+        !api_call_recorded(name)) {
       ids.push_back(id);
     }
   }
@@ -79,8 +79,8 @@ class CuptiBackend final : public ActivityBackend {
     if (finalizing_) return;
     for (const auto& kind : kKinds) {
       if ((session_.config().kinds & kind.bit) == 0) continue;
-      if (!session_.config().api_all && enable_calls(kind.bit, 1)) continue;
       report_error("cuptiActivityEnable", kind.name, cuptiActivityEnable(kind.kind));
+      if (!session_.config().api_all) leave_out_calls(kind.bit);
     }
   }
 
@@ -88,7 +88,6 @@ class CuptiBackend final : public ActivityBackend {
     if (finalizing_) return;
     for (const auto& kind : kKinds) {
       if ((session_.config().kinds & kind.bit) == 0) continue;
-      if (!session_.config().api_all && enable_calls(kind.bit, 0)) continue;
       report_error("cuptiActivityDisable", kind.name, cuptiActivityDisable(kind.kind));
     }
   }
@@ -180,27 +179,27 @@ class CuptiBackend final : public ActivityBackend {
     }
   }
 
-  // Enables (1) or disables (0) the records of the selected runtime or driver calls; false for
-  // other kinds, or where this CUPTI cannot choose calls (then the whole kind is used).
-  bool enable_calls(uint32_t bit, uint8_t on) {
-    if (bit != kRuntimeBit && bit != kDriverBit) return false;
+  // With a runtime or driver kind enabled, turns off the records of the calls not in
+  // api_calls.h, as kineto does for cudaGetDevice (CUPTI's documented way; enabling single calls
+  // without the kind recorded nothing on the H100). On a CUPTI that refuses, every call stays
+  // recorded.
+  void leave_out_calls(uint32_t bit) {
+    if (bit != kRuntimeBit && bit != kDriverBit) return;
     const bool runtime = bit == kRuntimeBit;
-    auto& ids = runtime ? runtime_calls_ : driver_calls_;
+    auto& ids = runtime ? runtime_unrecorded_ : driver_unrecorded_;
     if (ids.empty()) {
-      ids = runtime ? recorded_calls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE)
-                    : recorded_calls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
-      if (ids.empty()) return false;
+      ids = runtime ? unrecorded_calls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                    : unrecorded_calls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
     }
     for (const CUpti_CallbackId id : ids) {
       const CUptiResult r =
-          runtime ? cuptiActivityEnableRuntimeApi(id, on) : cuptiActivityEnableDriverApi(id, on);
+          runtime ? cuptiActivityEnableRuntimeApi(id, 0) : cuptiActivityEnableDriverApi(id, 0);
       if (r != CUPTI_SUCCESS) {
         report_error(runtime ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi",
                      runtime ? "runtime" : "driver", r);
-        return false;
+        return;
       }
     }
-    return true;
   }
 
   void report_error(const char* call, const char* kind, CUptiResult result) {
@@ -218,8 +217,8 @@ class CuptiBackend final : public ActivityBackend {
   std::atomic<bool> finalizing_{false};
   std::atomic<bool> teardown_reported_{false};
   BufferPool pool_;
-  std::vector<CUpti_CallbackId> runtime_calls_;
-  std::vector<CUpti_CallbackId> driver_calls_;
+  std::vector<CUpti_CallbackId> runtime_unrecorded_;
+  std::vector<CUpti_CallbackId> driver_unrecorded_;
 };
 
 CuptiBackend* g_backend = nullptr;
