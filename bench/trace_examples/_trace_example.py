@@ -9,7 +9,7 @@ set beside the program's own:
     falls), read only at the end: the median interval between consecutive events is
     step_time_s_median. Recording an event adds no synchronization.
 One JSON line at the end: {"program", "steps", "batch", "step_time_s_median", "samples_per_s",
-...}; the programs print nothing else on stdout unless their flaw is printing.
+"step_times_s" (each timed iteration), "pid", "tids" (/proc/self/task at the end), ...}; the programs print nothing else on stdout unless their flaw is printing.
 
 No torch.profiler and no NVTX of their own: under `gpuscope trace` the shim marks the steps.
 `--nvtx-steps` marks them here instead (torch.cuda.nvtx.mark("gpuscope.step") after each
@@ -17,6 +17,7 @@ iteration), for a run without the shim (GPUSCOPE_SHIM=0); with both, every step 
 """
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -115,6 +116,11 @@ def run_timed(program, args, iteration, extra=None):
         "samples_per_s": args.steps * args.batch / wall_s,
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
+        "step_times_s": step_s,
+        # The process's kernel thread ids at the end (the main thread's is the pid): to check
+        # that the trace names threads as /proc does.
+        "pid": os.getpid(),
+        "tids": sorted(int(t) for t in os.listdir("/proc/self/task")),
     }
     if extra is not None:
         result.update(extra())

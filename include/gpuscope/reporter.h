@@ -80,6 +80,9 @@ struct Table {
 enum class ChartKind {
   bars,   // categorical x (Series::categories), grouped bars
   lines,  // numeric x (Series::x)
+  // intervals on rows (a Gantt chart): interval i of a series is on the row categories[i], from
+  // x[i] to y[i] (both in x_unit), labels[i] names it; a series is a class of interval
+  timeline,
 };
 
 struct Series {

@@ -69,6 +69,27 @@ Config read_config(const char* (*getenv_fn)(const char*)) {
     config.flush_ms =
         static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(*flush, 10), 60'000));
   }
+  const auto flag = [&](const char* name, bool& value) {
+    const auto text = get(name);
+    if (!text) return;
+    if (*text == "1") {
+      value = true;
+    } else if (*text == "0") {
+      value = false;
+    } else {
+      config.errors.push_back(std::string(name) + ": not 0 or 1");
+    }
+  };
+  if (const auto api = get("GPUSCOPE_TRACE_API")) {
+    if (*api == "all" || *api == "calls") {
+      config.api_all = *api == "all";
+    } else {
+      config.errors.push_back("GPUSCOPE_TRACE_API: not 'calls' or 'all'");
+    }
+  }
+  flag("GPUSCOPE_TRACE_DEFER", config.defer);
+  flag("GPUSCOPE_TRACE_TEARDOWN", config.teardown);
+
   if (const auto kinds = get("GPUSCOPE_TRACE_KINDS")) {
     config.kinds = 0;
     std::string_view rest = *kinds;

@@ -10,6 +10,13 @@
 //   GPUSCOPE_TRACE_FLUSH_MS     how often buffered records reach the file (500)
 //   GPUSCOPE_TRACE_KINDS        CUPTI activity kinds recorded in the window, comma-separated, of
 //                               kernel,memcpy,memset,runtime,driver,sync,overhead (all)
+//   GPUSCOPE_TRACE_API          "calls": runtime/driver records only for launches, copies,
+//                               memsets, synchronizations and allocations (api_calls.h);
+//                               "all": every call ("calls")
+//   GPUSCOPE_TRACE_DEFER        1: CUPTI's filled buffers are formatted after the window (or when
+//                               half the pool waits); 0: as they arrive (1)
+//   GPUSCOPE_TRACE_TEARDOWN     1: CUPTI is detached (cuptiFinalize) once the window's records
+//                               are in, so the steps after the window run as without it (1)
 // docs/trace-records.md describes how the window settings combine.
 #pragma once
 
@@ -41,6 +48,9 @@ struct Config {
   uint64_t max_bytes = 0;  // 0: no cap
   uint32_t flush_ms = 500;
   uint32_t kinds = kAllKindBits;
+  bool api_all = false;
+  bool defer = true;
+  bool teardown = true;
   std::vector<std::string> errors;  // "GPUSCOPE_TRACE_STEPS: not a number" (the value is ignored)
 };
 

@@ -4,11 +4,13 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
-#include <mutex>
 #include <vector>
 
 #include "inject/activity_records.h"
+#include "inject/api_calls.h"
+#include "inject/buffer_pool.h"
 #include "inject/clock.h"
 #include "inject/json_line.h"
 #include "inject/session.h"
@@ -16,9 +18,9 @@
 namespace gpuscope::inject {
 namespace {
 
-constexpr size_t kBufferBytes = 4 << 20;  // one CUPTI activity buffer
-constexpr size_t kMaxBuffers = 8;         // at most 32 MiB held for CUPTI; beyond, CUPTI drops
-constexpr size_t kBufferAlign = 8;
+constexpr size_t kBufferBytes = 4 << 20;  // one CUPTI activity buffer (kineto's size too)
+constexpr size_t kMaxBuffers = 16;        // at most 64 MiB held for CUPTI; beyond, CUPTI drops
+constexpr size_t kKeptFree = 2;           // buffers kept for reuse after formatting
 
 struct KindMap {
   uint32_t bit;
@@ -40,18 +42,50 @@ uint64_t CUPTIAPI session_clock() {
   return now_ns();
 }
 
+// Teardown: cuptiFinalize runs at the exit of the next CUDA call after it is armed (NVIDIA's
+// advice: from an API callback), once; afterwards CUPTI costs the program nothing.
+std::atomic<bool> g_finalize_armed{false};
+std::atomic<uint64_t> g_finalized_ts{0};
+std::atomic<int> g_finalize_result{CUPTI_SUCCESS};
+
+void CUPTIAPI finalize_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                                const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_EXIT) return;
+  if (!g_finalize_armed.exchange(false)) return;
+  g_finalize_result.store(cuptiFinalize());
+  g_finalized_ts.store(now_ns());
+}
+
+// The callback ids of one API domain whose calls get no record (api_calls.h).
+std::vector<CUpti_CallbackId> unrecorded_calls(CUpti_CallbackDomain domain, uint32_t size) {
+  std::vector<CUpti_CallbackId> ids;
+  for (uint32_t id = 1; id < size; ++id) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr &&
+        !api_call_recorded(name)) {
+      ids.push_back(id);
+    }
+  }
+  return ids;
+}
+
 class CuptiBackend final : public ActivityBackend {
  public:
-  explicit CuptiBackend(Session& session) : session_(session), pid_(getpid()) {}
+  explicit CuptiBackend(Session& session)
+      : session_(session), pid_(getpid()), pool_(kBufferBytes, kMaxBuffers, kKeptFree) {}
 
   void enable() override {
+    if (finalizing_) return;
     for (const auto& kind : kKinds) {
       if ((session_.config().kinds & kind.bit) == 0) continue;
       report_error("cuptiActivityEnable", kind.name, cuptiActivityEnable(kind.kind));
+      if (!session_.config().api_all) leave_out_calls(kind.bit);
     }
   }
 
   void disable() override {
+    if (finalizing_) return;
     for (const auto& kind : kKinds) {
       if ((session_.config().kinds & kind.bit) == 0) continue;
       report_error("cuptiActivityDisable", kind.name, cuptiActivityDisable(kind.kind));
@@ -59,64 +93,115 @@ class CuptiBackend final : public ActivityBackend {
   }
 
   void flush(bool forced) override {
-    if (forgotten_ || getpid() != pid_) return;
+    if (forgotten() || finalizing_) return;
     cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  }
+
+  bool wants_draining() override { return pool_.wants_draining(); }
+
+  void drain() override {
+    for (const BufferPool::Filled& filled : pool_.take_filled()) {
+      if (!forgotten()) format(filled.buffer, filled.valid_bytes);
+      pool_.release(filled.buffer);
+    }
+    if (const uint64_t ts = g_finalized_ts.load(); ts != 0 && !teardown_reported_.exchange(true)) {
+      session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
+        JsonLine line(scratch, "cupti_teardown");
+        line.u("ts", ts).s("status", g_finalize_result.load() == CUPTI_SUCCESS ? "ok" : "failed");
+        if (g_finalize_result.load() != CUPTI_SUCCESS) {
+          line.s("error", cupti_error_name(static_cast<CUptiResult>(g_finalize_result.load())));
+        }
+        writer.append(line.end(), RecordKind::other, /*forced=*/true);
+      });
+    }
+  }
+
+  void teardown() override {
+    if (!session_.config().teardown || forgotten() || finalizing_) return;
+    // A subscriber of our own for the API callbacks; refused while another tool (a
+    // torch.profiler started meanwhile) holds CUPTI: then CUPTI stays.
+    CUpti_SubscriberHandle subscriber = nullptr;
+    const CUptiResult subscribed = cuptiSubscribe(&subscriber, finalize_callback, nullptr);
+    const bool enabled =
+        subscribed == CUPTI_SUCCESS &&
+        cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+        cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
+    if (!enabled) {
+      if (subscribed == CUPTI_SUCCESS) cuptiUnsubscribe(subscriber);
+      report_error("cuptiSubscribe", "teardown",
+                   subscribed != CUPTI_SUCCESS ? subscribed : CUPTI_ERROR_NOT_INITIALIZED);
+      return;
+    }
+    finalizing_ = true;  // from here on nothing of ours calls CUPTI
+    session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
+      JsonLine line(scratch, "cupti_teardown");
+      line.u("ts", now_ns()).s("status", "requested");
+      writer.append(line.end(), RecordKind::other, /*forced=*/true);
+    });
+    g_finalize_armed.store(true);
   }
 
   void forget_after_fork() override { forgotten_ = true; }
 
   bool forgotten() const { return forgotten_ || getpid() != pid_; }
 
-  // CUPTI asks for an empty buffer; none beyond kMaxBuffers (CUPTI then counts drops).
+  // CUPTI asks for an empty buffer; none beyond the pool's bound (CUPTI then counts drops).
   void give_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
-    *buffer = nullptr;
-    *size = 0;
+    *buffer = pool_.acquire();
+    *size = *buffer != nullptr ? pool_.buffer_bytes() : 0;
     *max_records = 0;
-    std::lock_guard lock(pool_mutex_);
-    if (outstanding_ >= kMaxBuffers) return;
-    void* memory = nullptr;
-    if (!free_.empty()) {
-      memory = free_.back();
-      free_.pop_back();
-    } else {
-      memory = std::aligned_alloc(kBufferAlign, kBufferBytes);
-    }
-    if (memory == nullptr) return;
-    ++outstanding_;
-    *buffer = static_cast<uint8_t*>(memory);
-    *size = kBufferBytes;
   }
 
-  // CUPTI hands back a filled buffer: its records go to the file, the buffer to the pool.
+  // CUPTI hands back a filled buffer: queued for the flusher thread (which formats it after the
+  // window, or within a tick once half the pool waits), or formatted now without defer.
   void take_buffer(uint8_t* buffer, size_t valid_size) {
-    if (!forgotten()) {
-      CUpti_Activity* record = nullptr;
-      while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-        const char* api_name = api_callback_name(*record);
-        session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
-          write_activity(writer, *record, scratch, api_name);
-        });
-      }
-      size_t dropped = 0;
-      if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS &&
-          dropped != 0) {
-        session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
-          JsonLine line(scratch, "dropped");
-          line.s("reason", "cupti_buffers").u("count", dropped).u("ts", now_ns());
-          writer.append(line.end(), RecordKind::other, /*forced=*/true);
-        });
-      }
-    }
-    std::lock_guard lock(pool_mutex_);
-    if (outstanding_ > 0) --outstanding_;
-    if (free_.size() < 2) {
-      free_.push_back(buffer);
-    } else {
-      std::free(buffer);
-    }
+    pool_.fill(buffer, valid_size);
+    if (!session_.config().defer) drain();
   }
 
  private:
+  void format(uint8_t* buffer, size_t valid_size) {
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      const char* api_name = api_callback_name(*record);
+      session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
+        write_activity(writer, *record, scratch, api_name);
+      });
+    }
+    size_t dropped = 0;
+    if (!finalizing_ && cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS &&
+        dropped != 0) {
+      session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
+        JsonLine line(scratch, "dropped");
+        line.s("reason", "cupti_buffers").u("count", dropped).u("ts", now_ns());
+        writer.append(line.end(), RecordKind::other, /*forced=*/true);
+      });
+    }
+  }
+
+  // With a runtime or driver kind enabled, turns off the records of the calls not in
+  // api_calls.h, as kineto does for cudaGetDevice (CUPTI's documented way; enabling single calls
+  // without the kind recorded nothing on the H100). On a CUPTI that refuses, every call stays
+  // recorded.
+  void leave_out_calls(uint32_t bit) {
+    if (bit != kRuntimeBit && bit != kDriverBit) return;
+    const bool runtime = bit == kRuntimeBit;
+    auto& ids = runtime ? runtime_unrecorded_ : driver_unrecorded_;
+    if (ids.empty()) {
+      ids = runtime ? unrecorded_calls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                    : unrecorded_calls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    }
+    for (const CUpti_CallbackId id : ids) {
+      const CUptiResult r =
+          runtime ? cuptiActivityEnableRuntimeApi(id, 0) : cuptiActivityEnableDriverApi(id, 0);
+      if (r != CUPTI_SUCCESS) {
+        report_error(runtime ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi",
+                     runtime ? "runtime" : "driver", r);
+        return;
+      }
+    }
+  }
+
   void report_error(const char* call, const char* kind, CUptiResult result) {
     if (result == CUPTI_SUCCESS) return;
     session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
@@ -129,9 +214,11 @@ class CuptiBackend final : public ActivityBackend {
   Session& session_;
   pid_t pid_;
   bool forgotten_ = false;
-  std::mutex pool_mutex_;
-  std::vector<void*> free_;
-  size_t outstanding_ = 0;
+  std::atomic<bool> finalizing_{false};
+  std::atomic<bool> teardown_reported_{false};
+  BufferPool pool_;
+  std::vector<CUpti_CallbackId> runtime_unrecorded_;
+  std::vector<CUpti_CallbackId> driver_unrecorded_;
 };
 
 CuptiBackend* g_backend = nullptr;

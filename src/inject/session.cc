@@ -179,7 +179,8 @@ void Session::write_header(const char* started_by, pid_t parent) {
   line.s("clock", kClockName).u("origin_ns", origin_ns_).u("origin_realtime_ns", realtime_now_ns());
   line.raw("window", window_json(config_)).s("step_mark", config_.step_mark);
   line.u("max_bytes", config_.max_bytes).u("flush_ms", config_.flush_ms);
-  line.s("kinds", kind_list(config_.kinds)).raw("config_errors", errors);
+  line.s("kinds", kind_list(config_.kinds)).s("api", config_.api_all ? "all" : "calls");
+  line.b("defer", config_.defer).b("teardown", config_.teardown).raw("config_errors", errors);
   writer_.append(line.end(), RecordKind::other, /*forced=*/true);
   writer_.flush();
 }
@@ -225,8 +226,7 @@ void Session::apply(const WindowEvent& event, uint64_t now) noexcept {
     if (opened) {
       backend_->enable();
     } else {
-      backend_->disable();
-      request_flush();
+      backend_->disable();  // the flusher sees the window closed: flushes, then teardown
     }
   }
   const uint64_t cost = now_ns() - before;
@@ -264,7 +264,10 @@ void Session::finish(const char* reason) noexcept {
     const uint64_t now = now_ns();
     const WindowEvent closed = window_.close(now, reason);
     if (closed.kind != WindowEvent::none) apply(closed, now);
-    if (backend_ != nullptr) backend_->flush(/*forced=*/true);
+    if (backend_ != nullptr) {
+      backend_->flush(/*forced=*/true);
+      backend_->drain();
+    }
     std::lock_guard lock(writer_.mutex());
     finished_ = true;
     JsonLine dropped(scratch_, "dropped");
@@ -317,6 +320,7 @@ void Session::flusher_loop() noexcept {
   uint64_t last_flush = now_ns();
   const uint64_t flush_every = uint64_t{config_.flush_ms} * 1'000'000;
   int cupti_flushes_left = 0;
+  bool closing_seen = false;  // the window's close was seen: its flushes were started
   while (!stop_flusher_.load()) {
     pollfd wake{wake_pipe_[0], POLLIN, 0};
     poll(&wake, 1, kTickMs);
@@ -332,19 +336,32 @@ void Session::flusher_loop() noexcept {
     const uint64_t now = now_ns();
     ActivityBackend* backend = nullptr;
     bool window_open = false;
+    bool window_closed = false;
     {
       std::lock_guard lock(window_mutex_);
       advance_window(now);
       window_open = window_.state() == WindowState::open;
+      window_closed = window_.state() == WindowState::closed;
       backend = backend_;
     }
-    // After the window closes, its last records are still on their way: a few more flushes.
-    if (flush_requested_.exchange(false)) cupti_flushes_left = 3;
-    if (now - last_flush >= flush_every || cupti_flushes_left == 3) {
-      if (backend != nullptr && (window_open || cupti_flushes_left > 0)) {
-        backend->flush(/*forced=*/false);
-        if (cupti_flushes_left > 0) --cupti_flushes_left;
-      }
+    // Records are formatted outside the window, or inside it once half the buffer pool waits.
+    if (backend != nullptr && (!window_open || backend->wants_draining())) backend->drain();
+    // After the window closes, its last records are still on their way: a flush on each of the
+    // next three ticks (the last forced), then CUPTI is detached. Inside the window CUPTI hands
+    // buffers back as they fill; only when records are formatted as they come (no defer) is it
+    // flushed periodically too.
+    if (window_closed && !closing_seen && backend != nullptr) {
+      closing_seen = true;
+      cupti_flushes_left = 3;
+    }
+    if (backend != nullptr && cupti_flushes_left > 0) {
+      const bool last = --cupti_flushes_left == 0;
+      backend->flush(/*forced=*/last);
+      backend->drain();
+      if (last) backend->teardown();
+    }
+    if (now - last_flush >= flush_every) {
+      if (backend != nullptr && window_open && !config_.defer) backend->flush(/*forced=*/false);
       std::lock_guard lock(writer_.mutex());
       writer_.flush();
       last_flush = now;
@@ -358,7 +375,10 @@ void Session::handle_signal_in_flusher(int sig, bool fatal) noexcept {
   if (fatal && window_mutex_.try_lock()) {
     const WindowEvent closed = window_.close(now, "signal");
     if (closed.kind != WindowEvent::none) apply(closed, now);
-    if (backend_ != nullptr) backend_->flush(/*forced=*/true);
+    if (backend_ != nullptr) {
+      backend_->flush(/*forced=*/true);
+      backend_->drain();
+    }
     window_mutex_.unlock();
   }
   if (writer_.mutex().try_lock()) {

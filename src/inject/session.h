@@ -25,6 +25,9 @@ struct ActivityBackend {
   virtual void enable() = 0;             // window opened: record the configured kinds
   virtual void disable() = 0;            // window closed
   virtual void flush(bool forced) = 0;   // deliver buffered records (cuptiActivityFlushAll)
+  virtual bool wants_draining() = 0;     // delivered records are piling up: drain soon
+  virtual void drain() = 0;              // format delivered records into the file
+  virtual void teardown() = 0;           // the window's records are in: detach CUPTI
   virtual void forget_after_fork() = 0;  // fork child: CUDA is unusable, drop everything
 };
 
@@ -58,9 +61,6 @@ class Session {
 
   // CUPTI is ready (or not): the window may open right away.
   void attach_backend(ActivityBackend* backend) noexcept;
-
-  // A record may be waiting in CUPTI's buffers: flush soon.
-  void request_flush() noexcept { flush_requested_.store(true, std::memory_order_relaxed); }
 
   // Finishes the file: window closed, CUPTI flushed, drop counts, "end". Idempotent.
   void finish(const char* reason) noexcept;
@@ -104,7 +104,6 @@ class Session {
 
   pid_t parent_pid_ = 0;
   std::atomic<bool> child_pending_{false};  // a fork child whose file is not open yet
-  std::atomic<bool> flush_requested_{false};
   std::atomic<bool> flusher_running_{false};
   std::atomic<bool> stop_flusher_{false};
   int wake_pipe_[2] = {-1, -1};

@@ -52,9 +52,59 @@ class Colours {
   std::size_t next_ = 0;
 };
 
+// Intervals on rows: horizontal bars from x to y on each series' rows (ChartKind::timeline).
+json timeline_figure(const Chart& chart) {
+  double x_max = 0;
+  for (const Series& s : chart.series) x_max = std::max(x_max, max_abs(s.y));
+  const DisplayScale xs = display_scale(chart.x_unit, x_max);
+  const std::string x_suffix = xs.symbol.empty() ? "" : " " + xs.symbol;
+  json data = json::array();
+  Colours colours;
+
+  for (const Series& s : chart.series) {
+    json base = json::array(), length = json::array();
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      base.push_back(s.x[i] * xs.factor);
+      length.push_back(std::max(0.0, s.y[i] - s.x[i]) * xs.factor);
+    }
+    json trace = {{"type", "bar"},
+                  {"orientation", "h"},
+                  {"name", s.name},
+                  {"y", s.categories},
+                  {"base", base},
+                  {"x", length},
+                  {"marker", {{"color", colours.for_series(s)}, {"line", {{"width", 0}}}}},
+                  {"hovertemplate", fmt::format("%{{y}}<br>%{{text}}<br>%{{base:.4~r}}{} + "
+                                                "%{{x:.3~r}}{}<extra>{}</extra>",
+                                                x_suffix, x_suffix, s.name)}};
+    trace["text"] = s.labels;
+    trace["textposition"] = "none";
+    data.push_back(std::move(trace));
+  }
+  json layout = {
+      {"font", {{"family", kFont}, {"size", 12}, {"color", "#1f2933"}}},
+      {"margin", {{"l", 64}, {"r", 20}, {"t", 36}, {"b", 52}}},
+      {"paper_bgcolor", "#ffffff"},
+      {"plot_bgcolor", "#ffffff"},
+      {"showlegend", true},
+      {"legend", {{"orientation", "h"}, {"x", 0}, {"y", 1.02}, {"yanchor", "bottom"}}},
+      {"hovermode", "closest"},
+      {"barmode", "overlay"},
+      {"bargap", 0.25},
+      {"xaxis",
+       {{"title", {{"text", axis_title(chart.x_title, xs.symbol)}}},
+        {"gridcolor", "#edf0f3"},
+        {"zeroline", false},
+        {"automargin", true}}},
+      {"yaxis", {{"type", "category"}, {"autorange", "reversed"}, {"automargin", true}}},
+  };
+  return {{"data", data}, {"layout", layout}};
+}
+
 }  // namespace
 
 json plotly_figure(const Chart& chart) {
+  if (chart.kind == ChartKind::timeline) return timeline_figure(chart);
   bool bars = chart.kind == ChartKind::bars;
   double y_max = 0, x_max = 0;
   for (const Series& s : chart.series) {

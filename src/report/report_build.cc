@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -35,7 +36,12 @@ Result<std::vector<store::RunData>> load_runs(const std::vector<std::string>& pa
                                               const std::vector<store::RunId>& run_ids) {
   std::vector<store::RunData> runs;
   std::set<store::RunId> found;
-  for (const std::string& path : paths) {
+  for (const std::string& given : paths) {
+    // A `gpuscope trace` folder is read as its summary.json (a "trace" run).
+    std::error_code ec;
+    const std::string path = std::filesystem::is_directory(given, ec)
+                                 ? (std::filesystem::path(given) / "summary.json").string()
+                                 : given;
     if (!looks_like_sqlite(path)) {
       GPUSCOPE_ASSIGN_OR_RETURN(std::vector<store::RunData> from_file,
                                 store::read_result_file(path));
@@ -71,6 +77,7 @@ Document build_report(const std::vector<store::RunData>& runs, const ReportOptio
   detail::add_telemetry_section(builder);
   detail::add_bench_section(builder);
   detail::add_sweep_section(builder);
+  detail::add_trace_section(builder);
   detail::add_systems_section(builder);
   detail::add_other_measurements_section(builder);
   detail::add_runs_section(builder);

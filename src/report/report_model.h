@@ -78,6 +78,7 @@ void add_comparison_section(ReportBuilder& builder);
 void add_telemetry_section(ReportBuilder& builder);
 void add_bench_section(ReportBuilder& builder);
 void add_sweep_section(ReportBuilder& builder);
+void add_trace_section(ReportBuilder& builder);
 void add_systems_section(ReportBuilder& builder);
 void add_other_measurements_section(ReportBuilder& builder);
 void add_runs_section(ReportBuilder& builder);

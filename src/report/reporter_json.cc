@@ -33,6 +33,9 @@ json chart_json(const Chart& c) {
     json one = {{"name", s.name}, {"y", numbers(s.y)}, {"reference", s.reference}};
     if (c.kind == ChartKind::bars) {
       one["categories"] = s.categories;
+    } else if (c.kind == ChartKind::timeline) {
+      one["categories"] = s.categories;
+      one["x"] = numbers(s.x);
     } else {
       one["x"] = numbers(s.x);
     }
@@ -52,7 +55,9 @@ json chart_json(const Chart& c) {
       {"key", c.key},
       {"title", c.title},
       {"caption", c.caption},
-      {"kind", c.kind == ChartKind::bars ? "bars" : "lines"},
+      {"kind", c.kind == ChartKind::bars       ? "bars"
+               : c.kind == ChartKind::timeline ? "timeline"
+                                               : "lines"},
       {"x", {{"title", c.x_title}, {"unit", unit_symbol(c.x_unit)}, {"log", c.x_log}}},
       {"y", {{"title", c.y_title}, {"unit", unit_symbol(c.y_unit)}, {"from_zero", c.y_from_zero}}},
       {"series", series},

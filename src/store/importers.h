@@ -26,4 +26,9 @@ Result<RunData> run_from_burn_worker_lines(const std::vector<nlohmann::json>& li
 // metric. REQUIRES: lines not empty, the first the "session" line.
 Result<RunData> run_from_monitor_lines(const std::vector<nlohmann::json>& lines);
 
+// `gpuscope trace`'s summary.json (schema 1): one "trace" run of the window's numbers, its
+// steps and its timeline sample (names::kTrace*). No GPUs: the trace's telemetry stays in the
+// trace folder.
+Result<RunData> run_from_trace_summary(const nlohmann::json& summary);
+
 }  // namespace gpuscope::store::detail

@@ -65,6 +65,10 @@ Result<std::vector<RunData>> runs_from_document(const json& document) {
     GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_monitor_lines({document}));
     return std::vector<RunData>{std::move(run)};
   }
+  if (kind == "gpuscope.trace") {
+    GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_trace_summary(document));
+    return std::vector<RunData>{std::move(run)};
+  }
   if (kind == "gpuscope.info") {
     GPUSCOPE_ASSIGN_OR_RETURN(RunData run, detail::run_from_info_json(document));
     return std::vector<RunData>{std::move(run)};

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "trace/kernel_class.h"
+
 namespace gpuscope::trace::detail {
 namespace {
 
@@ -41,6 +43,106 @@ std::string bytes(double b) {
   if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
   if (b >= 1e3) return fmt::format("{:.1f} kB", b / 1e3);
   return fmt::format("{:.0f} B", b);
+}
+
+constexpr std::size_t kSampleSteps = 3;
+constexpr std::size_t kMaxSampleIntervals = 5000;
+constexpr std::int64_t kSampleWithoutSteps = 50'000'000;  // 50 ms of the window
+
+const char* gpu_kind_name(GpuActivity::Kind kind) {
+  switch (kind) {
+    case GpuActivity::Kind::kernel:
+      return "kernel";
+    case GpuActivity::Kind::memcpy:
+      return "memcpy";
+    case GpuActivity::Kind::memset:
+      return "memset";
+  }
+  return "kernel";
+}
+
+const char* host_kind_name(HostInterval::Kind kind) {
+  switch (kind) {
+    case HostInterval::Kind::api:
+      return "api";
+    case HostInterval::Kind::sync:
+      return "sync";
+    case HostInterval::Kind::range:
+      return "range";
+    case HostInterval::Kind::data_wait:
+      return "data_wait";
+  }
+  return "range";
+}
+
+// A few whole steps of the timeline, for the report's drawing: every GPU activity, host wait
+// and NVTX range in them (API calls left out: a launch each), times in seconds from the first
+// step's start, at most kMaxSampleIntervals intervals (the first ones; the rest counted).
+// Without steps, the first 50 ms of GPU activity. Null when there is nothing to draw.
+json timeline_sample_json(const TraceSummary& s, const Timeline& t, std::size_t first_step_n) {
+  std::int64_t from = 0, to = 0;
+  json steps = json::array();
+  if (!s.steps.empty()) {
+    const std::size_t n = std::min(kSampleSteps, s.steps.size());
+    const std::size_t first = (s.steps.size() - n) / 2;
+    from = s.steps[first].start_ns;
+    to = s.steps[first + n - 1].end_ns;
+    for (std::size_t i = first; i < first + n; ++i) {
+      steps.push_back({{"n", first_step_n + i},
+                       {"start_s", static_cast<double>(s.steps[i].start_ns - from) / 1e9},
+                       {"end_s", static_cast<double>(s.steps[i].end_ns - from) / 1e9}});
+    }
+  } else if (!t.gpu.empty()) {
+    from = t.gpu.front().start_ns;
+    for (const GpuActivity& a : t.gpu) from = std::min(from, a.start_ns);
+    to = from + kSampleWithoutSteps;
+  } else {
+    return nullptr;
+  }
+  json intervals = json::array();
+  std::size_t dropped = 0;
+  const auto add = [&](std::string track, const char* kind, std::string cls, std::string name,
+                       std::int64_t start, std::int64_t end) {
+    if (end < from || start >= to) return;
+    if (intervals.size() >= kMaxSampleIntervals) {
+      ++dropped;
+      return;
+    }
+    intervals.push_back({{"track", std::move(track)},
+                         {"kind", kind},
+                         {"class", std::move(cls)},
+                         {"name", std::move(name)},
+                         {"start_s", static_cast<double>(std::max(start, from) - from) / 1e9},
+                         {"end_s", static_cast<double>(std::min(end, to) - from) / 1e9}});
+  };
+  const auto name_of = [&](std::uint32_t id) {
+    return id < t.names.size() ? t.names[id] : std::string();
+  };
+  for (const GpuActivity& a : t.gpu) {
+    std::string cls, name;
+    if (a.kind == GpuActivity::Kind::kernel) {
+      name = name_of(a.name);
+      cls = kernel_kind_name(classify_kernel(name).kind);
+    } else {
+      cls = a.kind == GpuActivity::Kind::memset ? "memset" : copy_kind_name(a.copy);
+      if (a.kind == GpuActivity::Kind::memcpy && a.pageable) cls += " pageable";
+      name = fmt::format("{} {} B", cls, a.bytes);
+    }
+    add(fmt::format("GPU {} stream {}", a.device, a.stream), gpu_kind_name(a.kind), std::move(cls),
+        std::move(name), a.start_ns, a.end_ns);
+  }
+  for (const HostInterval& h : t.host) {
+    if (h.kind == HostInterval::Kind::api) continue;
+    const bool main = h.pid == t.main_pid && h.tid == t.main_pid;
+    std::string track =
+        main ? fmt::format("main thread {}", h.tid) : fmt::format("pid {} thread {}", h.pid, h.tid);
+    add(std::move(track), host_kind_name(h.kind), host_kind_name(h.kind), name_of(h.name),
+        h.start_ns, h.end_ns);
+  }
+  return {{"span_s", static_cast<double>(to - from) / 1e9},
+          {"steps", steps},
+          {"intervals", intervals},
+          {"dropped_intervals", dropped}};
 }
 
 }  // namespace
@@ -162,6 +264,8 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     procs.push_back(entry);
   }
   j["processes"] = procs;
+  json sample = timeline_sample_json(s, t, steps["first_traced"].get<std::size_t>());
+  if (!sample.is_null()) j["timeline_sample"] = std::move(sample);
   return j;
 }
 

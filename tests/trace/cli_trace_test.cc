@@ -140,5 +140,40 @@ TEST(CliTrace, AFolderIsReadAgainWithoutRunningAnything) {
   EXPECT_EQ(gpuscope("trace --analyse " + dir + "/missing").exit_code, 2);
 }
 
+TEST(CliTrace, TheStoreHoldsATraceRunThatTheReportDraws) {
+  const std::string dir = fresh_dir("store");
+  const std::string db = dir + ".db";
+  fs::remove(db);
+  CliRun r = gpuscope("trace --store " + db + " --skip-steps 2 --steps 5 --interval 50 -o " + dir +
+                      " -- " + GPUSCOPE_NVTX_APP + " steps 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("trace run 1 written to " + db));
+  // The store's run and the folder give the same trace section.
+  for (const std::string& input : {db, dir}) {
+    const std::string out = dir + "-report.json";
+    CliRun report = gpuscope("report --json " + out + " " + input);
+    ASSERT_EQ(report.exit_code, 0) << input << ": " << report.err;
+    const auto doc = read_json(out);
+    const nlohmann::json* steps = nullptr;
+    for (const auto& section : doc["sections"]) {
+      for (const auto& block : section["blocks"]) {
+        if (block.value("key", "") == "trace_steps") steps = &block;
+      }
+    }
+    ASSERT_NE(steps, nullptr) << input << ": " << doc.dump().substr(0, 2000);
+    EXPECT_EQ((*steps)["rows"].size(), 5u) << input;
+  }
+}
+
+TEST(CliTrace, AStoreThatCannotBeWrittenIsRefusedBeforeTheCommandStarts) {
+  const std::string dir = fresh_dir("store-refused");
+  const std::string marker = dir + "-ran";
+  CliRun r = gpuscope("trace --store /nonexistent-dir/x.db -o " + dir + " -- sh -c 'touch " +
+                      marker + "'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent-dir/x.db"));
+  EXPECT_FALSE(fs::exists(marker));
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "trace/summary_json.h"
+
 #include "trace/timeline_fixture.h"
 
 namespace gpuscope::trace::detail {
@@ -83,6 +87,43 @@ TEST(TraceSummary, AnEmptyTimelineIsAnEmptySummary) {
   EXPECT_TRUE(s.steps.empty());
   EXPECT_EQ(s.kernels, 0u);
   EXPECT_EQ(s.gpu_busy_share, 0);
+}
+
+TEST(TraceSummary, TheTimelineSampleHoldsAFewWholeStepsOfEveryTrack) {
+  const Timeline t = starved_loop(10, true);
+  const TraceSummary s = summarize(t, {}, {});
+  const nlohmann::json j = summary_to_json(s, t, {});
+  ASSERT_TRUE(j.contains("timeline_sample"));
+  const nlohmann::json& sample = j["timeline_sample"];
+  // Three steps from the middle of the nine traced, on times relative to the first's start.
+  ASSERT_EQ(sample["steps"].size(), 3u);
+  EXPECT_EQ(sample["steps"][0]["n"].get<int>(), 4);
+  EXPECT_DOUBLE_EQ(sample["steps"][0]["start_s"].get<double>(), 0.0);
+  EXPECT_NEAR(sample["steps"][2]["end_s"].get<double>(), 33e-3, 1e-9);
+  EXPECT_EQ(sample["dropped_intervals"].get<int>(), 0);
+  std::set<std::string> kinds, tracks;
+  int kernels = 0;
+  for (const nlohmann::json& i : sample["intervals"]) {
+    kinds.insert(i["kind"].get<std::string>());
+    tracks.insert(i["track"].get<std::string>());
+    EXPECT_GE(i["start_s"].get<double>(), 0.0);
+    EXPECT_LE(i["end_s"].get<double>(), 33e-3 + 1e-9);
+    EXPECT_LE(i["start_s"].get<double>(), i["end_s"].get<double>());
+    if (i["kind"] == "kernel") {
+      ++kernels;
+      EXPECT_FALSE(i["class"].get<std::string>().empty());
+    }
+  }
+  EXPECT_EQ(kernels, 3 * 4);
+  EXPECT_EQ(kinds, (std::set<std::string>{"kernel", "memcpy", "data_wait"}));
+  EXPECT_TRUE(tracks.count("GPU 0 stream 0")) << sample.dump();
+  EXPECT_TRUE(tracks.count("main thread 100")) << sample.dump();
+}
+
+TEST(TraceSummary, AnEmptyTimelineHasNoSample) {
+  const Timeline t;
+  const nlohmann::json j = summary_to_json(summarize(t, {}, {}), t, {});
+  EXPECT_FALSE(j.contains("timeline_sample"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// gpuscope report [STORE|FILE...] [--run ID...] [-o report.html] [--json/--csv/--md/--html FILE]
-//                 [--title T] [--list]
+// gpuscope report [STORE|FILE|TRACE_DIR...] [--run ID...] [-o report.html]
+//                 [--json/--csv/--md/--html FILE] [--title T] [--list]
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -78,7 +78,14 @@ int list_runs(const std::vector<store::RunData>& runs) {
   return kExitOk;
 }
 
-int run_report(const ReportArgs& args) {
+int run_report(ReportArgs args) {
+  // A `gpuscope trace` folder is its summary.json (a "trace" run).
+  for (std::string& input : args.inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(input, ec)) {
+      input = (std::filesystem::path(input) / "summary.json").string();
+    }
+  }
   if (Status paths = check_report_paths(args); !paths.ok()) return report_error(paths);
   auto runs = report::load_runs(args.inputs, args.run_ids);
   if (!runs.ok()) return report_error(runs.status());
@@ -118,10 +125,10 @@ void add_report_command(CLI::App& app, Runner& runner) {
       "One report of results stores and result files: a self-contained HTML page with charts "
       "(-o report.html), or console, Markdown, CSV, JSON");
   cmd->add_option("inputs", args->inputs,
-                  "Results stores (SQLite, written with --store) and result files (gpuscope "
-                  "JSON: records, `info --json`, burn worker lines)")
+                  "Results stores (SQLite, written with --store), result files (gpuscope "
+                  "JSON: records, `info --json`, burn worker lines) and trace folders")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--run", args->run_ids, "Only these runs of the stores (repeatable)");
   cmd->add_option("-o,--output", args->output,
                   "Write the report here; its format follows the extension (.html, .md, .csv, "

@@ -1,6 +1,6 @@
 // gpuscope trace [-o DIR] [--skip-steps N] [--skip S] [--steps N] [--duration S]
-//                [--step-range NAME] [--no-shim] [--json] [--gpu ...] -- CMD ARGS...
-// gpuscope trace --analyse DIR [--step-range NAME] [--json]
+//                [--step-range NAME] [--no-shim] [--json] [--store FILE] [--gpu ...] -- CMD ARGS...
+// gpuscope trace --analyse DIR [--step-range NAME] [--json] [--store FILE]
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -11,6 +11,7 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/nvml.h"
 #include "gpuscope/trace.h"
+#include "store_option.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -21,7 +22,7 @@ constexpr int kExitCommandNotFound = 127;
 
 struct TraceArgs {
   trace::TraceOptions options;
-  std::string out_dir, analyse, step_range;
+  std::string out_dir, analyse, step_range, store;
   bool no_shim = false, json = false;
   double duration_s = 10;
 };
@@ -36,8 +37,14 @@ int command_exit_code(const telemetry::MonitorResult& r) {
 int run_analyse(const TraceArgs& a) {
   std::optional<std::string> range;
   if (!a.step_range.empty()) range = a.step_range;
+  auto store = StoreOption::open(a.store);
+  if (!store.ok()) return report_error(store.status());
+  const double started = unix_now_s();
   auto summary = trace::analyse_trace_dir(a.analyse, range);
   if (!summary.ok()) return report_error(summary.status());
+  if (Status stored = store->record(*summary, started, unix_now_s()); !stored.ok()) {
+    return report_error(stored);
+  }
   if (a.json) {
     std::cout << summary->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
@@ -75,10 +82,17 @@ int run_trace_command(TraceArgs a) {
   a.options.shim = !a.no_shim;
   a.options.command_stdout_to_err = a.json;
 
+  // A store that cannot be written is refused before the command starts.
+  auto store = StoreOption::open(a.store);
+  if (!store.ok()) return report_error(store.status());
   auto session = nvml::Session::open();
   if (!session.ok()) return report_error(session.status());
+  const double started = unix_now_s();
   auto run = trace::run_trace(**session, a.options, std::cout, std::cerr);
   if (!run.ok()) return report_error(run.status());
+  if (Status stored = store->record(run->summary, started, unix_now_s()); !stored.ok()) {
+    return report_error(stored);
+  }
   if (a.json) {
     std::cout << run->summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
@@ -121,6 +135,9 @@ void add_trace_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--max-events", args->options.max_trace_events,
                   "Cap on trace.json's events (the rest are counted, not written)")
       ->check(CLI::Range(1000, 100'000'000));
+  cmd->add_option("--store", args->store,
+                  "Record the summary and each step into this SQLite results store (a 'trace' "
+                  "run; `gpuscope report` draws it)");
   cmd->add_option("--analyse", args->analyse, "Analyse this trace folder again; runs nothing");
   cmd->add_option("command", args->options.command, "-- CMD ARGS...: the program to trace")
       ->take_all();

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# What `gpuscope trace` costs the traced program, on the GPU machine, in one device call: each
+# program alone (twice) and under `gpuscope trace` with the injection library's settings varied
+# one at a time, the program's own step times (CUDA events per step) split into the steps before
+# the window, inside it, just after it (the first 30) and long after it. Also checks that the
+# runtime/driver records' thread ids are the process's kernel thread ids (/proc/self/task) and
+# whether CUPTI was detached after the window (`cupti_teardown`).
+#
+#   bash bench/trace_overhead_device.sh prepare   # here: .carry (as bench/trace_cli_device.sh)
+#   bash bench/trace_overhead_device.sh run       # there (carry .carry); about 4 minutes
+# Results: $OUT/trace_overhead.txt (table), $OUT/trace_overhead.jsonl, $OUT/trace_overhead.tar.gz.
+# Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+usr="$root/.carry/usr"
+build="$root/build/device-cli"
+bin="$build/tools/gpuscope/gpuscope"
+export NCCL_NVLS_ENABLE=0
+
+build() {
+  local extra=(-DCMAKE_PREFIX_PATH="$usr" -DSQLite3_INCLUDE_DIR="$usr/include"
+    -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a"
+    -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js")
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=OFF "${extra[@]}" >"$out/build.log" 2>&1 &&
+    cmake --build "$build" --target gpuscope_cli gpuscope_inject -j "$(nproc)" >>"$out/build.log" 2>&1 ||
+    { grep -E "error|Error" "$out/build.log" | head -40; return 1; }
+}
+
+# PROGRAM ARGS SKIP STEPS VARIANT [ENV...]: one run; one JSON row in trace_overhead.jsonl.
+one() {
+  local program="$1" args="$2" skip="$3" steps="$4" variant="$5"
+  shift 5
+  local tag="$program-$variant" dir="$out/runs/$program-$variant"
+  if [[ "$variant" == alone* ]]; then
+    env "$@" python3 "bench/trace_examples/$program.py" $args >"$out/$tag.out" 2>"$out/$tag.err"
+  else
+    env "$@" "$bin" trace --skip-steps "$skip" --steps "$steps" -o "$dir" -- \
+      python3 "bench/trace_examples/$program.py" $args >"$out/$tag.out" 2>"$out/$tag.err"
+  fi
+  local rc=$?
+  python3 - "$out" "$program" "$variant" "$args" "$skip" "$steps" "$rc" "$dir" "$*" <<'PY'
+import glob, json, statistics, sys
+out, program, variant, args, skip, steps, rc, run_dir, env = sys.argv[1:]
+skip, steps, rc = int(skip), int(steps), int(rc)
+row = {"program": program, "variant": variant, "env": env, "exit": rc}
+own = None
+for line in reversed(open(f"{out}/{program}-{variant}.out").read().splitlines()):
+    if line.startswith("{"):
+        own = json.loads(line)
+        break
+if own:
+    warmup = int(args.split("--warmup ")[1].split()[0])
+    times = own["step_times_s"]
+    def med(lo, hi):
+        xs = [t for k, t in enumerate(times) if lo <= warmup + k < hi]
+        return round(statistics.median(xs) * 1e3, 3) if xs else None
+    end = skip + steps
+    row.update(before_ms=med(0, skip), inside_ms=med(skip, end), after_near_ms=med(end, end + 30),
+               after_far_ms=med(end + 30, 10**9), all_ms=round(own["step_time_s_median"] * 1e3, 3))
+if not variant.startswith("alone"):
+    files = glob.glob(f"{run_dir}/**/gpuscope-trace-*.jsonl", recursive=True)
+    api_tids, teardown, kernels, api, cupti, header = set(), [], 0, 0, None, None
+    for path in files:
+        for line in open(path, errors="replace"):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            t = r.get("t")
+            if t in ("runtime", "driver"):
+                api += 1
+                api_tids.add(r["tid"])
+            elif t == "kernel":
+                kernels += 1
+            elif t == "cupti_teardown":
+                teardown.append(r["status"])
+            elif t == "cupti":
+                cupti = r["status"]
+            elif t == "header" and header is None:
+                header = {k: r.get(k) for k in ("kinds", "api", "defer", "teardown")}
+    row.update(record_files=len(files), kernels=kernels, api_records=api, cupti=cupti,
+               teardown=teardown, header=header)
+    if own:
+        row["api_tids"] = sorted(api_tids)
+        row["api_tids_in_proc"] = api_tids <= set(own["tids"])
+        row["main_thread_in_api_tids"] = own["pid"] in api_tids
+print(json.dumps(row))
+with open(f"{out}/trace_overhead.jsonl", "a") as f:
+    f.write(json.dumps(row) + "\n")
+PY
+}
+
+programs() {
+  local p="$1" args="$2" skip="$3" steps="$4"
+  one "$p" "$args" "$skip" "$steps" alone-1
+  one "$p" "$args" "$skip" "$steps" trace-new
+  one "$p" "$args" "$skip" "$steps" trace-old GPUSCOPE_TRACE_API=all GPUSCOPE_TRACE_DEFER=0 \
+    GPUSCOPE_TRACE_TEARDOWN=0
+  one "$p" "$args" "$skip" "$steps" trace-new-api-all GPUSCOPE_TRACE_API=all
+  one "$p" "$args" "$skip" "$steps" trace-new-no-defer GPUSCOPE_TRACE_DEFER=0
+  one "$p" "$args" "$skip" "$steps" trace-new-no-teardown GPUSCOPE_TRACE_TEARDOWN=0
+  one "$p" "$args" "$skip" "$steps" trace-kernels-only GPUSCOPE_TRACE_KINDS=kernel
+  one "$p" "$args" "$skip" "$steps" alone-2
+}
+
+table() {
+  python3 - "$out" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(f"{sys.argv[1]}/trace_overhead.jsonl")]
+base = {}
+for r in rows:
+    if r["variant"].startswith("alone") and r.get("all_ms"):
+        base.setdefault(r["program"], []).append(r)
+def pct(x, b):
+    return f"{(x / b - 1) * 100:+.1f}%" if x and b else "-"
+print(f'{"program":15} {"variant":24} {"before":>16} {"inside":>16} {"after<30":>16} {"after>30":>16}  teardown / api records / tids ok')
+for r in rows:
+    b = base.get(r["program"], [])
+    def ref(key):
+        xs = [x[key] for x in b if x.get(key)]
+        return sum(xs) / len(xs) if xs else None
+    cells = []
+    for key in ("before_ms", "inside_ms", "after_near_ms", "after_far_ms"):
+        v = r.get(key)
+        cells.append(f'{v:7.2f} {pct(v, ref(key)):>8}' if v else f'{"-":>16}')
+    extra = "" if r["variant"].startswith("alone") else \
+        f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")}'
+    print(f'{r["program"]:15} {r["variant"]:24} ' + " ".join(cells) + "  " + extra + f' exit {r["exit"]}')
+PY
+}
+
+case "${1:-run}" in
+  prepare)  # .deps: the shared one where this checkout has none (a link, removed after)
+    linked=0
+    [ -e .deps ] || { ln -s "${GPUSCOPE_DEPS_DIR:-/work/main/.deps}" .deps && linked=1; }
+    bash bench/trace_cli_device.sh prepare; rc=$?
+    [ "$linked" = 1 ] && rm .deps
+    du -sh .carry; exit $rc ;;
+  run)
+    nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv | tee "$out/gpu.txt"
+    python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$out/gpu.txt"
+    build || exit 1
+    : >"$out/trace_overhead.jsonl"
+    programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50
+    programs launch_bound "--warmup 50 --steps 250 --batch 32" 100 50
+    table | tee "$out/trace_overhead.txt"
+    (cd "$out" && tar czf trace_overhead.tar.gz trace_overhead.jsonl *.err runs/*/summary.json \
+      build.log 2>/dev/null)
+    ;;
+  *) echo "usage: $0 prepare|run" >&2; exit 2 ;;
+esac
