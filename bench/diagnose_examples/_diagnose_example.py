@@ -102,7 +102,8 @@ def resnet18_like(args, classes=1000, width=64):
     """torchvision's resnet18 layout (stem, 4 stages of 2 basic blocks, pooled head), written
     here so that the programs run without torchvision (the CPU smoke test: 1/8 the width).
     width: the first stage's channels (64 as resnet18; the FLOPs go with its square)."""
-    width = width if args.cuda else max(4, width // 8)
+    # (At least 8: 4 channels in channels-last crashed PyTorch 2.11 on the CPU, a heap corruption.)
+    width = width if args.cuda else max(8, width // 8)
     layers = [
         torch.nn.Conv2d(3, width, 7, 2, 3, bias=False),
         torch.nn.BatchNorm2d(width),
