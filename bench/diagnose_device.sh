@@ -143,7 +143,7 @@ traced() {
   mkdir -p "$d"
   mv "$out/$dir/$name.out" "$d/program.stdout"
   mv "$out/$dir/$name.err" "$d/trace.stderr"
-  echo "gpuscope trace $topts -o $name -- python3 $ex/$name.py $*" >"$d/command.txt"
+  echo "gpuscope trace $topts -o $name -- python3 $ex/$name.py $* ${py_args[*]}" >"$d/command.txt"
   echo "trace $dir/$name: exit $rc in $(($(date +%s) - start)) s, $(du -sh "$d" | cut -f1)"
   ((rc == 0)) || tail -15 "$d/trace.stderr"
   step_check "$d" "$name" "$dir" | tee -a "$out/trace_step_check.jsonl"
