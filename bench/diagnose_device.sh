@@ -336,10 +336,22 @@ own = {}
 for line in reversed(open(f"{d}/program.stdout", errors="replace").read().splitlines()):
     if line.startswith("{"):
         try:
-            own = json.loads(line); break
+            rec = json.loads(line)
         except ValueError:
-            pass
-row["own"] = {k: own.get(k) for k in ("step_time_s_median", "samples_per_s", "steps", "profiler")}
+            continue
+        if rec.get("type") == "result":  # gpuscope-torch's protocol
+            own = {"step_time_s_median": rec["step_seconds"]["median"],
+                   "samples_per_s": rec["samples_per_second"], "steps": rec["step_seconds"]["count"]}
+            break
+        if "type" not in rec:
+            own = rec
+            break
+row["own"] = {k: own.get(k) for k in ("step_time_s_median", "samples_per_s", "steps", "profiler",
+                                      "spawned_child_exit")}
+if own.get("step_time_s_median") and isinstance(row["summary"], dict):
+    trace_median = row["summary"]["steps"].get("marked_median_s") or row["summary"]["steps"].get("median_s")
+    if trace_median:
+        row["trace_vs_own"] = trace_median / own["step_time_s_median"] - 1
 print("CASE " + json.dumps(row))
 PY
 }
@@ -353,10 +365,12 @@ trace_cases() {
   case_run cuda_graphs "--skip-steps 25 --steps 5" python3 "$ex/launch_bound.py" --fixed --steps 40 --max-seconds 0
   local torch_bin="$build/workloads/torch/gpuscope-torch"
   if [ -x "$torch_bin" ]; then
-    case_run gpuscope_torch_eager "--skip 6 --duration 2" "$torch_bin" --model resnet50 --task train \
-      --mode amp_bf16 --batch 128 --graphs off --warmup 20 --windows 5 --steps 20
-    case_run gpuscope_torch_graphs "--skip 6 --duration 2" "$torch_bin" --model resnet50 --task train \
-      --mode amp_bf16 --batch 128 --graphs on --warmup 20 --windows 5 --steps 20
+    # gpuscope-torch marks no optimizer steps (its NVTX ranges are named per step): a time window,
+    # steps from the kernel period.
+    case_run gpuscope_torch_eager "--skip 5 --duration 2" "$torch_bin" --model resnet50 --task train \
+      --mode amp_bf16 --batch 128 --graphs off --warmup 20 --windows 10 --steps 20
+    case_run gpuscope_torch_graphs "--skip 5 --duration 2" "$torch_bin" --model resnet50 --task train \
+      --mode amp_bf16 --batch 128 --graphs on --warmup 20 --windows 10 --steps 20
   else
     echo "gpuscope-torch was not built: its cases skipped (see diagnose_build.log)"
   fi
