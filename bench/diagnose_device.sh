@@ -10,14 +10,15 @@
 #        samples/s) -> diagnose_results.jsonl;
 #     3. `gpuscope trace` on each flawed program and on the healthy control, a short window
 #        (6-8 steps), with the program's own step time beside the trace's (the 2 % check)
-#        -> diagnose_traces.tar.gz (one folder per example: records, telemetry, summary.json,
-#        trace.json, the program's stdout/stderr and the command)
+#        -> diagnose_traces-N.tar.gz (one folder per example: records, telemetry, summary.json,
+#        the program's stdout and the trace's stderr, the command; trace.json left out; at most
+#        15 MB an archive: see pack)
 #   bash bench/diagnose_device.sh extra     # there (carry .carry), about 4-5 minutes:
 #     1. traces of the fixed twins (diagnose must not name the planted flaw there)
-#        -> diagnose_traces_fixed.tar.gz;
+#        -> diagnose_traces_fixed-N.tar.gz;
 #     2. the trace hard cases: DataLoader workers forked after (and before) CUDA init and a
 #        spawned CUDA child; a program that starts its own torch.profiler; CUDA-graph replays;
-#        gpuscope-torch (built here) with graphs off and on -> trace_cases.tar.gz,
+#        gpuscope-torch (built here) with graphs off and on -> trace_cases-N.tar.gz,
 #        trace_cases.jsonl
 #
 # Environment: DIAG_MAX_SECONDS (timed seconds per plain run, default 3), DIAG_ONLY="a b" (only
@@ -183,6 +184,60 @@ PY
 
 want() { [ -z "${DIAG_ONLY:-}" ] || [[ " $DIAG_ONLY " == *" $1 "* ]]; }
 
+# pack GROUP NAME MAX_FILES: the folders under $out/GROUP into at most MAX_FILES archives
+# NAME-1.tar.gz ... of at most 15 MB each (a file over 16 MiB does not come back from the
+# device): trace.json is left out (`gpuscope trace --analyse DIR` makes it again from the
+# records); a folder that alone would pass the limit keeps all but its record files (said in
+# its DROPPED.txt). Removes $out/GROUP.
+pack() {
+  python3 - "$out" "$1" "$2" "$3" <<'PY'
+import io, os, shutil, sys, tarfile
+out, group, name, max_files = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+limit = 15 * 1000 * 1000
+base = os.path.join(out, group)
+def members(folder):
+    for root, _, files in os.walk(folder):
+        for f in sorted(files):
+            if f != "trace.json":
+                yield os.path.join(root, f)
+def packed_size(paths):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for p in paths:
+            tar.add(p, arcname=os.path.relpath(p, out))
+    return buf.tell()
+entries = []
+for entry in sorted(os.listdir(base)):
+    path = os.path.join(base, entry)
+    paths = list(members(path)) if os.path.isdir(path) else [path]
+    size = packed_size(paths)
+    if size > limit:
+        kept = [p for p in paths if not os.path.basename(p).startswith("gpuscope-trace-")]
+        note = os.path.join(path, "DROPPED.txt")
+        with open(note, "w") as f:
+            f.write(f"record files left out: {size} bytes packed > {limit}\n")
+        paths, size = kept + [note], packed_size(kept + [note])
+    entries.append((entry, paths, size))
+bins = []
+for entry, paths, size in sorted(entries, key=lambda e: -e[2]):
+    for b in bins:
+        if b[0] + size <= limit:
+            b[0] += size; b[1].extend(paths); b[2].append(entry); break
+    else:
+        bins.append([size, list(paths), [entry]])
+if len(bins) > max_files:
+    print(f"pack {group}: {len(bins)} archives needed, {max_files} allowed: the last left out")
+    bins = bins[:max_files]
+for i, (size, paths, names) in enumerate(bins, 1):
+    target = os.path.join(out, f"{name}-{i}.tar.gz")
+    with tarfile.open(target, "w:gz") as tar:
+        for p in paths:
+            tar.add(p, arcname=os.path.relpath(p, out))
+    print(f"{os.path.basename(target)}: {os.path.getsize(target) / 1e6:.1f} MB: {' '.join(sorted(names))}")
+shutil.rmtree(base)
+PY
+}
+
 hog_start() {  # SECONDS: gpu_hog.py in the background (outside any trace), ready when it returns
   rm -f /tmp/diag-hog-ready
   python3 "$ex/gpu_hog.py" --seconds "$1" --ready-file /tmp/diag-hog-ready >"$out/plain/gpu_hog.out" 2>&1 &
@@ -235,6 +290,10 @@ run_main() {
     plain "$name" fixed --fixed
     ratio "$name" flawed fixed "python3 $ex/$name.py ; python3 $ex/$name.py --fixed"
   done
+  if want sync_every_step; then
+    plain sync_every_step fixed-pinned --fixed --fixed-copy pinned
+    ratio sync_every_step flawed fixed-pinned "python3 $ex/sync_every_step.py ; python3 $ex/sync_every_step.py --fixed --fixed-copy pinned"
+  fi
   if want no_tensor_cores; then
     plain no_tensor_cores fixed-tf32 --fixed --fix tf32
     ratio no_tensor_cores flawed fixed-tf32 "python3 $ex/no_tensor_cores.py ; python3 $ex/no_tensor_cores.py --fixed --fix tf32"
@@ -255,7 +314,8 @@ run_main() {
     traced traces "$name" "$(trace_opts "$name")" --steps "$(trace_steps "$name")" --max-seconds 0
   done
   echo "traces done after $(($(date +%s) - t0)) s"
-  (cd "$out" && tar czf diagnose_traces.tar.gz traces plain && rm -rf traces plain)
+  mv "$out/plain" "$out/traces/plain"
+  pack traces diagnose_traces 4
   ls -la "$out"
 }
 
@@ -272,7 +332,7 @@ run_extra() {
   done
   want shared_gpu && traced fixed shared_gpu "$(trace_opts shared_gpu)" --fixed --steps 20 --max-seconds 0
   echo "fixed traces done after $(($(date +%s) - t0)) s"
-  (cd "$out" && tar czf diagnose_traces_fixed.tar.gz fixed && rm -rf fixed)
+  pack fixed diagnose_traces_fixed 2
   trace_cases
   echo "all done after $(($(date +%s) - t0)) s"
   ls -la "$out"
@@ -374,7 +434,7 @@ trace_cases() {
   else
     echo "gpuscope-torch was not built: its cases skipped (see diagnose_build.log)"
   fi
-  (cd "$out" && tar czf trace_cases.tar.gz cases && rm -rf cases)
+  pack cases trace_cases 2
 }
 
 case "${1:-run}" in
@@ -386,8 +446,9 @@ case "${1:-run}" in
     build gpuscope_cli gpuscope_inject gpuscope_torch || build || exit 1
     trace_cases
     ;;
+  pack) pack "$2" "$3" "$4" ;;  # pack GROUP NAME MAX_FILES (as the other modes do at their end)
   *)
-    echo "usage: $0 prepare|run|extra|cases" >&2
+    echo "usage: $0 prepare|run|extra|cases|pack GROUP NAME MAX_FILES" >&2
     exit 2
     ;;
 esac

@@ -4,7 +4,7 @@
   fixtures_from_run.py RESULTS_DIR DEST [--trim TRIM_PY] [--steps N]
 
 RESULTS_DIR holds what the run sent back (diagnose_gpu.txt, diagnose_results.jsonl,
-diagnose_traces.tar.gz, and from `extra` diagnose_traces_fixed.tar.gz). For each example, its
+diagnose_traces-N.tar.gz, and from `extra` diagnose_traces_fixed-N.tar.gz). For each example, its
 flawed (or control) trace goes to DEST/<example>/, its fixed twin's to DEST/<example>_fixed/:
 the record files (trimmed to the window's first N steps by TRIM_PY when given: the diagnose
 fixtures' trim.py), telemetry.jsonl, summary.json, the program's own JSON line (own.json), the
@@ -93,15 +93,13 @@ def main():
         row = json.loads(line)
         ratios.setdefault(row["example"], row)  # no_tensor_cores: the bf16 fix, not TF32
     work = tempfile.mkdtemp()
-    for archive, group in (("diagnose_traces.tar.gz", "traces"),
-                           ("diagnose_traces_fixed.tar.gz", "fixed")):
-        path = os.path.join(args.results, archive)
-        if not os.path.exists(path):
-            continue
-        with tarfile.open(path) as tar:
-            tar.extractall(work, filter="data")
+    for archives, group in (("diagnose_traces-*.tar.gz", "traces"),
+                            ("diagnose_traces_fixed-*.tar.gz", "fixed")):
+        for path in sorted(glob.glob(os.path.join(args.results, archives))):
+            with tarfile.open(path) as tar:
+                tar.extractall(work, filter="data")
         for src in sorted(glob.glob(os.path.join(work, group, "*"))):
-            if not os.path.isdir(src):
+            if not os.path.isdir(src) or os.path.basename(src) == "plain":
                 continue
             example = os.path.basename(src)
             name = example if group == "traces" else example + "_fixed"
