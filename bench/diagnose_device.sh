@@ -13,6 +13,8 @@
 #        -> diagnose_traces-N.tar.gz (one folder per example: records, telemetry, summary.json,
 #        the program's stdout and the trace's stderr, the command; trace.json left out; at most
 #        15 MB an archive: see pack)
+#   bash bench/diagnose_device.sh traces    # there: as run, but of the plain runs only
+#     sync_every_step's (about 4-5 minutes: build, 3 plain runs, 10 traces)
 #   bash bench/diagnose_device.sh extra     # there (carry .carry), about 4-5 minutes:
 #     1. traces of the fixed twins (diagnose must not name the planted flaw there)
 #        -> diagnose_traces_fixed-N.tar.gz;
@@ -274,6 +276,10 @@ trace_steps() {  # enough timed steps after the window
 # examples (flawed and fixed) in the order run; shared_gpu is handled apart (the hog).
 EXAMPLES="input_bound pageable_copies sync_every_step launch_bound no_tensor_cores small_batch cudnn_defaults unfused_optimizer"
 
+# `traces` mode: the gains were measured (run, 2026-11-25 17:15 UTC); only sync_every_step's
+# are measured again (its fixed twin changed), then every trace.
+plain_wanted() { [ -z "${traces_only:-}" ] || [ "$1" = sync_every_step ]; }
+
 run_main() {
   gpu_facts
   build || exit 1
@@ -281,11 +287,11 @@ run_main() {
   : >"$out/trace_step_check.jsonl"
   local t0=$(date +%s) name
   echo "== plain runs: flawed, then fixed (timed loop at most ${max_s} s each)"
-  if want healthy; then
+  if want healthy && plain_wanted healthy; then
     plain healthy control
   fi
   for name in $EXAMPLES; do
-    want "$name" || continue
+    want "$name" && plain_wanted "$name" || continue
     plain "$name" flawed
     plain "$name" fixed --fixed
     ratio "$name" flawed fixed "python3 $ex/$name.py ; python3 $ex/$name.py --fixed"
@@ -294,17 +300,19 @@ run_main() {
     plain sync_every_step fixed-pinned --fixed --fixed-copy pinned
     ratio sync_every_step flawed fixed-pinned "python3 $ex/sync_every_step.py ; python3 $ex/sync_every_step.py --fixed --fixed-copy pinned"
   fi
-  if want no_tensor_cores; then
+  if want no_tensor_cores && plain_wanted no_tensor_cores; then
     plain no_tensor_cores fixed-tf32 --fixed --fix tf32
     ratio no_tensor_cores flawed fixed-tf32 "python3 $ex/no_tensor_cores.py ; python3 $ex/no_tensor_cores.py --fixed --fix tf32"
   fi
   if want shared_gpu; then
     hog_start 60
-    plain shared_gpu flawed
+    plain_wanted shared_gpu && plain shared_gpu flawed
     traced traces shared_gpu "$(trace_opts shared_gpu)" --steps "$(trace_steps shared_gpu)" --max-seconds 0
     hog_stop
-    plain shared_gpu fixed --fixed
-    ratio shared_gpu flawed fixed "python3 $ex/gpu_hog.py --seconds 60 & python3 $ex/shared_gpu.py ; (hog stopped) python3 $ex/shared_gpu.py --fixed"
+    if plain_wanted shared_gpu; then
+      plain shared_gpu fixed --fixed
+      ratio shared_gpu flawed fixed "python3 $ex/gpu_hog.py --seconds 60 & python3 $ex/shared_gpu.py ; (hog stopped) python3 $ex/shared_gpu.py --fixed"
+    fi
   fi
   echo "plain runs done after $(($(date +%s) - t0)) s"
   echo "== traces of the flawed programs and the control"
@@ -440,6 +448,7 @@ trace_cases() {
 case "${1:-run}" in
   prepare) prepare ;;
   run) run_main ;;
+  traces) traces_only=1 run_main ;;
   extra) run_extra ;;
   cases)
     gpu_facts
