@@ -38,7 +38,7 @@ FIXES = {
     "healthy": "(none)",
     "input_bound": "num_workers, pin_memory=True, persistent_workers=True, non_blocking=True",
     "pageable_copies": "pinned batches, non_blocking=True copies on a side stream one step ahead",
-    "sync_every_step": "sums on the GPU, read every 100 steps; pinned non_blocking token copies",
+    "sync_every_step": "sums on the GPU, read every 100 steps; non_blocking token copies",
     "launch_bound": "the whole step captured in a CUDA graph (torch.cuda.graph), replayed",
     "no_tensor_cores": "AMP bf16 (torch.autocast)",
     "small_batch": "batch 256",
