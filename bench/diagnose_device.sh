@@ -103,7 +103,8 @@ plain() {
   local name="$1" variant="$2"
   shift 2
   mkdir -p "$out/plain"
-  local start=$(date +%s)
+  local start
+  start=$(date +%s)
   timeout 120 python3 "$ex/$name.py" --max-seconds "$max_s" "$@" "${py_args[@]}" \
     >"$out/plain/$name-$variant.out" 2>"$out/plain/$name-$variant.err"
   local rc=$?
@@ -136,7 +137,8 @@ PY
 traced() {
   local dir="$1" name="$2" topts="$3"
   shift 3
-  local d="$out/$dir/$name" start=$(date +%s)
+  local d="$out/$dir/$name" start
+  start=$(date +%s)
   mkdir -p "$out/$dir"
   rm -rf "$d"
   # shellcheck disable=SC2086 # topts is a list of options
@@ -285,13 +287,14 @@ run_main() {
   build || exit 1
   : >"$results"
   : >"$out/trace_step_check.jsonl"
-  local t0=$(date +%s) name
+  local t0 name
+  t0=$(date +%s)
   echo "== plain runs: flawed, then fixed (timed loop at most ${max_s} s each)"
   if want healthy && plain_wanted healthy; then
     plain healthy control
   fi
   for name in $EXAMPLES; do
-    want "$name" && plain_wanted "$name" || continue
+    { want "$name" && plain_wanted "$name"; } || continue
     plain "$name" flawed
     plain "$name" fixed --fixed
     ratio "$name" flawed fixed "python3 $ex/$name.py ; python3 $ex/$name.py --fixed"
@@ -331,7 +334,8 @@ run_extra() {
   gpu_facts
   build gpuscope_cli gpuscope_inject gpuscope_torch || build || exit 1
   : >"$out/trace_step_check.jsonl"
-  local t0=$(date +%s) name
+  local t0 name
+  t0=$(date +%s)
   echo "== traces of the fixed twins"
   want healthy && traced fixed healthy "$(trace_opts healthy)" --steps 20 --max-seconds 0
   for name in $EXAMPLES; do
@@ -350,7 +354,8 @@ run_extra() {
 case_run() {
   local name="$1" topts="$2"
   shift 2
-  local d="$out/cases/$name" start=$(date +%s)
+  local d="$out/cases/$name" start
+  start=$(date +%s)
   mkdir -p "$out/cases"
   rm -rf "$d"
   # shellcheck disable=SC2086
