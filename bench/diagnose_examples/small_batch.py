@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Small batch: the healthy ResNet-18-like training step (AMP bf16, channels-last,
+cudnn.benchmark, fused SGD) at batch 8, which uses a few hundred MB of an 80 GB GPU.
+
+Every kernel is small: the GPU is never filled, and per-sample cost is dominated by fixed
+per-step costs (launches, the optimizer's update of every weight). Compare samples per second.
+
+--fixed: batch 256 (--fixed-batch), the same model, data and settings (learning rate scaled
+linearly with the batch, as one would; the speed does not depend on it).
+
+  python3 bench/diagnose_examples/small_batch.py            # the flaw
+  python3 bench/diagnose_examples/small_batch.py --fixed    # the fixed twin
+"""
+import torch
+
+from _diagnose_example import autocast, image_batches, parse_args, resnet18_like, run_timed
+
+
+def extra(parser):
+    parser.add_argument("--fixed-batch", type=int, default=256, help="the fixed twin's batch")
+
+
+def main():
+    args = parse_args(
+        __doc__, "batch far too small for the GPU",
+        steps=1000, batch=8, warmup=10, extra=extra,
+    )
+    if args.fixed:
+        args.batch = args.fixed_batch
+    device = torch.device(args.device)
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    model = resnet18_like(args).to(device).to(memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(
+        model.parameters(), lr=0.1 * args.batch / 256, momentum=0.9, weight_decay=5e-5,
+        fused=args.cuda,
+    )
+    loss_fn = torch.nn.CrossEntropyLoss()
+    batches = image_batches(args, device)
+
+    def iteration(i):
+        images, labels = batches[i % len(batches)]
+        with autocast(args):
+            loss = loss_fn(model(images), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    run_timed(args, "small_batch", iteration)
+
+
+if __name__ == "__main__":
+    main()
