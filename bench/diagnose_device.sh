@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Labelled trace recordings for `gpuscope diagnose`, in one device call:
 #   1. builds gpuscope and libgpuscope_inject.so (Release; headers and static libs from .carry);
-#   2. bench/diagnose_examples/flaws.py alone, once per flaw and for the healthy twin (the
+#   2. bench/diagnose_fixtures/flaws.py alone, once per flaw and for the healthy twin (the
 #      program's own median step time: the measured gain of each fix): flaws_alone.txt;
 #   3. every trace example and every flaw traced over a short window (6 steps after 10), kept
 #      as record files + telemetry.jsonl + summary.json (no trace.json) in diagnose_runs.tar.gz;
@@ -52,10 +52,10 @@ case "${1:-run}" in
     flaws="none fp32 cudnn_defaults unfused_optimizer pageable_copies small_batch"
     for f in $flaws; do
       b=128; [ "$f" = small_batch ] && b=8
-      python3 bench/diagnose_examples/flaws.py --flaw "$f" --warmup 10 --steps 30 --batch "$b" \
+      python3 bench/diagnose_fixtures/flaws.py --flaw "$f" --warmup 10 --steps 30 --batch "$b" \
         2>>"$out/flaws_alone.err" | tail -1 | tee -a "$out/flaws_alone.txt"
     done
-    python3 bench/diagnose_examples/flaws.py --flaw none --warmup 10 --steps 30 --batch 8 \
+    python3 bench/diagnose_fixtures/flaws.py --flaw none --warmup 10 --steps 30 --batch 8 \
       2>>"$out/flaws_alone.err" | tail -1 | sed 's/flaws_none/flaws_none_batch8/' | tee -a "$out/flaws_alone.txt"
     record healthy_train bench/trace_examples/healthy_train.py --warmup 5 --steps 20 --batch 128
     record data_starved bench/trace_examples/data_starved.py --warmup 3 --steps 16 --batch 128
@@ -63,7 +63,7 @@ case "${1:-run}" in
     record launch_bound bench/trace_examples/launch_bound.py --warmup 20 --steps 40 --batch 32
     for f in $flaws; do
       b=128; [ "$f" = small_batch ] && b=8
-      record "flaws_$f" bench/diagnose_examples/flaws.py --flaw "$f" --warmup 5 --steps 20 --batch "$b"
+      record "flaws_$f" bench/diagnose_fixtures/flaws.py --flaw "$f" --warmup 5 --steps 20 --batch "$b"
     done
     (cd "$out" && tar czf diagnose_runs.tar.gz runs && rm -rf runs)
     ls -la "$out"
