@@ -1,0 +1,341 @@
+// diagnose_dir: a trace folder -> per-process observations -> the rules -> merged, ranked
+// findings; and the diagnosis's JSON form.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/diagnose_rules.h"
+#include "analysis/observe.h"
+#include "gpuscope/datasheet.h"
+#include "gpuscope/diagnose.h"
+#include "trace/summary_json.h"
+#include "trace/timeline_build.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using trace::ProcessTrace;
+
+bool is_record_file(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.rfind("gpuscope-trace-", 0) == 0 && p.extension() == ".jsonl";
+}
+
+// summary.json, when there is a readable one (it carries the command, the threads' CPU and the
+// monitor's view of which processes were the command's).
+std::optional<json> read_summary(const fs::path& dir) {
+  std::ifstream in(dir / "summary.json");
+  if (!in) return std::nullopt;
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
+std::vector<trace::detail::ThreadUse> threads_from(const json& summary) {
+  std::vector<trace::detail::ThreadUse> out;
+  const json threads = summary.value("cpu", json::object()).value("threads", json::array());
+  for (const json& t : threads) {
+    if (!t.is_object()) continue;
+    trace::detail::ThreadUse u;
+    u.pid = t.value("pid", 0);
+    u.tid = t.value("tid", 0);
+    u.thread_name = t.value("thread", "");
+    u.process_name = t.value("process", "");
+    const std::string role = t.value("role", "other");
+    u.role = role == "main"         ? trace::detail::ThreadRole::main
+             : role == "descendant" ? trace::detail::ThreadRole::descendant
+                                    : trace::detail::ThreadRole::other;
+    u.cpu_s = t.value("cpu_s", 0.0);
+    out.push_back(u);
+  }
+  return out;
+}
+
+detail::Rates rates_for(const DiagnoseOptions& options,
+                        const std::vector<detail::GpuObservations>& gpus, std::optional<int> gpu) {
+  detail::Rates r;
+  auto take = [&](const std::map<Precision, double>& m, std::string source) {
+    if (auto it = m.find(Precision::fp32); it != m.end()) r.fp32 = it->second;
+    if (auto it = m.find(Precision::tf32); it != m.end()) r.tf32 = it->second;
+    if (auto it = m.find(Precision::bf16); it != m.end()) r.bf16 = it->second;
+    r.source = std::move(source);
+  };
+  std::map<Precision, double> datasheet;
+  std::string model;
+  for (const detail::GpuObservations& g : gpus) {
+    if (gpu && g.gpu != *gpu) continue;
+    GpuDescription d;
+    d.nvml_name = g.name;
+    if (g.memory_total_bytes)
+      d.memory_total_bytes = static_cast<std::uint64_t>(*g.memory_total_bytes);
+    if (auto peak = find_datasheet(d)) {
+      datasheet = peak->flops_per_s;
+      model = peak->model;
+    }
+    break;
+  }
+  if (!options.measured_rates.empty()) {
+    // Burn measures what it was asked to; the datasheet fills the precisions it did not.
+    std::map<Precision, double> merged = options.measured_rates;
+    for (const auto& [p, v] : datasheet) merged.emplace(p, v);
+    take(merged, datasheet.empty() ? "burn (measured)" : "burn (measured), datasheet " + model);
+  } else if (!datasheet.empty()) {
+    take(datasheet, "datasheet " + model);
+  }
+  return r;
+}
+
+std::string subject_of(const ProcessTrace& p, std::optional<int> gpu, bool several) {
+  std::string s =
+      several ? fmt::format("rank pid {}", p.header.pid) : fmt::format("pid {}", p.header.pid);
+  if (gpu) s += fmt::format(" (GPU {})", *gpu);
+  return s;
+}
+
+// The NVML index a process ran on: where the monitor saw it, else its CUDA device.
+std::optional<int> gpu_of(const ProcessTrace& p, const detail::TelemetryContext& c) {
+  for (const auto& [gpu, pids] : c.command_pids_by_gpu) {
+    if (pids.count(static_cast<unsigned>(p.header.pid))) return static_cast<int>(gpu);
+  }
+  if (!p.kernels.empty()) return static_cast<int>(p.kernels.front().device);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    return Status(Code::not_found, fmt::format("{}: no such folder", dir.string()));
+  }
+  if (!fs::is_directory(dir, ec)) {
+    return Status(Code::invalid_argument,
+                  fmt::format("{} is not a trace folder (a file); give the folder `gpuscope trace "
+                              "-o DIR` or `gpuscope diagnose -o DIR` wrote",
+                              dir.string()));
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (is_record_file(entry.path())) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  const std::optional<json> summary = read_summary(dir);
+  if (files.empty() && !summary) {
+    return Status(Code::invalid_argument,
+                  fmt::format("{} is not a trace folder: it holds no gpuscope-trace-*.jsonl record "
+                              "file and no summary.json (record one with `gpuscope diagnose -o "
+                              "DIR -- CMD`)",
+                              dir.string()));
+  }
+  std::vector<ProcessTrace> processes;
+  for (const fs::path& f : files) {
+    auto p = trace::read_process_trace(f);
+    if (!p.ok()) {
+      return Status(p.status().code(),
+                    fmt::format("{}: damaged record file: {}", f.string(), p.status().message()));
+    }
+    processes.push_back(std::move(*p));
+  }
+  std::sort(processes.begin(), processes.end(), [](const ProcessTrace& a, const ProcessTrace& b) {
+    return a.header.pid < b.header.pid;
+  });
+
+  Diagnosis d;
+  d.dir = dir;
+  if (summary) d.command = summary->value("command", std::vector<std::string>{});
+  std::vector<const ProcessTrace*> gpu_processes;
+  for (const ProcessTrace& p : processes) {
+    if (!p.kernels.empty()) gpu_processes.push_back(&p);
+    if (p.malformed_lines > 0) {
+      d.notes.push_back(fmt::format("{}: {} damaged line(s) skipped", p.path.filename().string(),
+                                    p.malformed_lines));
+    }
+  }
+  if (gpu_processes.empty()) {
+    std::string why = "no GPU work seen";
+    for (const std::string& n : trace::detail::trace_notes({}, processes)) why += "; " + n;
+    return Status(Code::not_found,
+                  fmt::format("{}: {} (no kernel was recorded in any of {} record file(s))",
+                              dir.string(), why, processes.size()));
+  }
+
+  detail::TelemetryContext tc;
+  for (const ProcessTrace& p : processes)
+    tc.command_pids.insert(static_cast<unsigned>(p.header.pid));
+  if (summary) {
+    const json tel = summary->value("telemetry", json::object());
+    for (const json& g : tel.value("gpus", json::array())) {
+      if (!g.is_object() || !g.contains("index") || !g["index"].is_number()) continue;
+      const unsigned index = g["index"].get<unsigned>();
+      for (const json& pid : g.value("command_pids", json::array())) {
+        if (!pid.is_number()) continue;
+        tc.command_pids.insert(pid.get<unsigned>());
+        tc.command_pids_by_gpu[index].insert(pid.get<unsigned>());
+      }
+      if (g.contains("command_memory_peak_bytes") && g["command_memory_peak_bytes"].is_number())
+        tc.command_memory_peak_by_gpu[index] = g["command_memory_peak_bytes"].get<double>();
+    }
+  }
+  const fs::path telemetry_file = dir / "telemetry.jsonl";
+  if (fs::exists(telemetry_file, ec)) {
+    auto rec = telemetry::read_recording(telemetry_file.string());
+    if (rec.ok()) {
+      tc.recording = std::move(*rec);
+    } else {
+      d.notes.push_back("telemetry.jsonl unreadable (" + rec.status().message() +
+                        "): no NVML evidence (throttling, memory, other processes)");
+    }
+  } else {
+    d.notes.push_back("no telemetry.jsonl: no NVML evidence (throttling, memory, other processes)");
+  }
+  tc.origin_ns = static_cast<std::int64_t>(processes.front().header.origin_ns);
+  tc.origin_unix_s = static_cast<double>(processes.front().header.origin_realtime_ns) * 1e-9;
+  // Every traced process used the GPUs where its kernels ran (the monitor may have missed it).
+  for (const ProcessTrace* p : gpu_processes) {
+    if (auto g = gpu_of(*p, tc))
+      tc.command_pids_by_gpu[static_cast<unsigned>(*g)].insert(
+          static_cast<unsigned>(p->header.pid));
+  }
+
+  const std::vector<trace::detail::ThreadUse> threads =
+      summary ? threads_from(*summary) : std::vector<trace::detail::ThreadUse>{};
+  const bool several = gpu_processes.size() > 1;
+  trace::detail::SummaryOptions so;
+  so.step_range = options.step_range;
+  std::vector<Finding> all;
+  std::vector<detail::GpuObservations> job_gpus;
+  for (const ProcessTrace* p : gpu_processes) {
+    // One GPU process: every record file (its workers' too) on one timeline. Several (ranks):
+    // each on its own, so each rank's steps and idle time are its own.
+    std::vector<ProcessTrace> mine;
+    if (several) {
+      mine.push_back(*p);
+    } else {
+      mine = processes;
+    }
+    const trace::detail::Timeline t =
+        trace::detail::build_timeline(mine, static_cast<pid_t>(p->header.pid));
+    const trace::detail::TraceSummary s = trace::detail::summarize(t, threads, so);
+    const auto [from, to] = detail::analysed_span(t, s);
+    std::vector<detail::GpuObservations> gpus = detail::observe_gpus(tc, from, to);
+    if (job_gpus.empty()) job_gpus = gpus;
+    const std::optional<int> gpu = gpu_of(*p, tc);
+    std::optional<detail::GpuObservations> mine_gpu;
+    for (const auto& g : gpus) {
+      if (gpu && g.gpu == *gpu) mine_gpu = g;
+    }
+    detail::Observations o = detail::observe(t, s, mine_gpu);
+    o.gpu = gpu;
+    o.subject = subject_of(*p, gpu, several);
+    o.rates = rates_for(options, gpus, gpu);
+    if (summary && summary->contains("exit"))
+      o.run_wall_s = summary->at("exit").value("wall_s", 0.0);
+    if (d.rates_source.empty()) d.rates_source = o.rates.source;
+
+    ProcessDiagnosis pd;
+    pd.subject = o.subject;
+    pd.pid = p->header.pid;
+    pd.gpu = gpu;
+    if (mine_gpu) pd.gpu_name = mine_gpu->name;
+    pd.step_source = trace::detail::step_source_name(s.step_source);
+    pd.steps = s.steps.size();
+    pd.step_s = o.step_s;
+    pd.traced_step_s = o.traced_step_s;
+    pd.gpu_busy_share = o.step_s > 0 ? std::min(1.0, o.busy_s / o.step_s) : 0;
+    detail::chart_data(t, s, 3, pd);
+    pd.findings = detail::run_rules(o);
+    all.insert(all.end(), pd.findings.begin(), pd.findings.end());
+    if (o.traced_step_s > 1.1 * o.step_s) {
+      d.notes.push_back(fmt::format(
+          "{}: tracing slowed its steps from {:.2f} ms (untraced steps) to {:.2f} ms; the "
+          "gains are computed on the untraced step time",
+          o.subject, o.step_s * 1e3, o.traced_step_s * 1e3));
+    }
+    if (s.step_source == trace::detail::StepSource::none) {
+      d.notes.push_back(o.subject +
+                        ": no steps found (no step marks, no repeating kernel sequence): the "
+                        "window is analysed as one step");
+    }
+    bool healthy_subject = std::none_of(pd.findings.begin(), pd.findings.end(), is_major);
+    if (healthy_subject && !several) all.push_back(detail::healthy(o));
+    if (healthy_subject && several) {
+      Finding h = detail::healthy(o);
+      pd.findings.push_back(h);
+    }
+    d.processes.push_back(std::move(pd));
+  }
+  if (auto idle = detail::idle_gpus(job_gpus)) all.push_back(*idle);
+  d.findings = merge_same(std::move(all));
+  if (several && std::none_of(d.findings.begin(), d.findings.end(), is_major)) {
+    // Every rank healthy: one healthy finding listing them.
+    for (const ProcessDiagnosis& pd : d.processes) {
+      for (const Finding& f : pd.findings)
+        if (f.id == "healthy") d.findings.push_back(f);
+    }
+    d.findings = merge_same(std::move(d.findings));
+  }
+  rank(d.findings);
+  return d;
+}
+
+json diagnosis_to_json(const Diagnosis& d) {
+  json j;
+  j["kind"] = "gpuscope.diagnose";
+  j["schema_version"] = kDiagnoseSchemaVersion;
+  j["dir"] = d.dir.string();
+  j["command"] = d.command;
+  j["findings"] = to_json(d.findings);
+  json procs = json::array();
+  for (const ProcessDiagnosis& p : d.processes) {
+    json per_step = json::array();
+    for (const StepBreakdown& s : p.per_step) {
+      per_step.push_back({{"wall_s", s.wall_s},
+                          {"gpu_busy_s", s.gpu_busy_s},
+                          {"data_wait_s", s.data_wait_s},
+                          {"sync_s", s.sync_s}});
+    }
+    json idle = json::array();
+    for (const auto& [gap, seconds] : p.idle) idle.push_back({{"gap", gap}, {"seconds", seconds}});
+    json e = {{"subject", p.subject},
+              {"pid", p.pid},
+              {"step_source", p.step_source},
+              {"steps", p.steps},
+              {"step_s", p.step_s},
+              {"traced_step_s", p.traced_step_s},
+              {"gpu_busy_share", p.gpu_busy_share},
+              {"per_step", per_step},
+              {"idle", idle},
+              {"findings", to_json(p.findings)}};
+    if (p.gpu) e["gpu"] = *p.gpu;
+    procs.push_back(std::move(e));
+  }
+  j["processes"] = procs;
+  j["notes"] = d.notes;
+  j["rates_source"] = d.rates_source;
+  return j;
+}
+
+std::map<Precision, double> rates_from_burn_json(const json& burn) {
+  std::map<Precision, double> rates;
+  if (!burn.is_object()) return rates;
+  for (const json& target : burn.value("targets", json::array())) {
+    if (!target.is_object()) continue;
+    for (const json& g : target.value("gemm", json::array())) {
+      if (!g.is_object() || g.value("status", "") != "measured") continue;
+      auto p = parse_precision(g.value("precision", ""));
+      const json flops = g.value("flop_per_s", json::object());
+      if (!p || !flops.is_object() || !flops.contains("median") || !flops["median"].is_number())
+        continue;
+      const double v = flops["median"].get<double>();
+      rates[*p] = std::max(rates[*p], v);
+    }
+    break;  // the first GPU's
+  }
+  return rates;
+}
+
+}  // namespace gpuscope::analysis
