@@ -31,7 +31,7 @@ std::string gain_text(const Finding& f) {
   return fmt::format("x{:.2f} to x{:.2f}", g.low, g.high);
 }
 
-std::string subjects_text(const Finding& f) {
+std::string subjects_list(const Finding& f) {
   std::string s;
   for (const std::string& x : f.subjects) s += (s.empty() ? "" : ", ") + x;
   return s;
@@ -169,7 +169,7 @@ void print_diagnosis(const Diagnosis& d, std::ostream& out) {
       out << "  Evidence:\n";
       for (const Evidence& e : f.evidence) out << "    " << evidence_text(e) << '\n';
       out << "  Fix:\n" << indent(f.fix, "    ") << '\n';
-      if (!f.subjects.empty()) out << "  Seen in: " << subjects_text(f) << '\n';
+      if (!f.subjects.empty()) out << "  Seen in: " << subjects_list(f) << '\n';
       if (d.findings.size() > 1) out << "\nAlso:\n";
       continue;
     }
@@ -210,7 +210,7 @@ report::Document diagnosis_document(const Diagnosis& d) {
   for (const Finding& f : d.findings) {
     std::string text = f.title;
     if (f.expected_speedup) text += " (expected speed-up " + gain_text(f) + ")";
-    doc.findings.push_back({report_severity(f.severity), subjects_text(f), text});
+    doc.findings.push_back({report_severity(f.severity), subjects_list(f), text});
   }
 
   report::Section findings{"diagnose", "Findings, most gain first", "", {}};

@@ -7,8 +7,8 @@
 #      as record files + telemetry.jsonl + summary.json (no trace.json) in diagnose_runs.tar.gz;
 #      when this gpuscope has `diagnose`, its JSON for each beside them.
 #
-#   bash bench/diagnose_device.sh prepare   # here: .carry (as trace_cli_device.sh prepare)
-#   bash bench/diagnose_device.sh run       # there (carry .carry)
+#   bash bench/diagnose_fixtures_device.sh prepare   # here: .carry (as trace_cli_device.sh prepare)
+#   bash bench/diagnose_fixtures_device.sh run       # there (carry .carry)
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
