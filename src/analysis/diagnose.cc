@@ -105,6 +105,22 @@ std::optional<int> gpu_of(const ProcessTrace& p, const detail::TelemetryContext&
   return std::nullopt;
 }
 
+// The first step of a window misses the kernels launched before it opened (CUPTI records only
+// launches made while it is on), which a GPU-bound program still runs then: its GPU looks idle.
+// With at least three steps in the window, the analysis starts at the second.
+void skip_first_window_step(trace::detail::Timeline& t, const std::string& step_mark) {
+  if (t.window_end_ns <= t.window_start_ns) return;
+  std::vector<std::int64_t> inside;
+  for (const trace::detail::Mark& m : t.marks) {
+    if (m.pid == t.main_pid && t.names[m.name] == step_mark && m.at_ns >= t.window_start_ns &&
+        m.at_ns <= t.window_end_ns)
+      inside.push_back(m.at_ns);
+  }
+  if (inside.size() < 4) return;
+  std::sort(inside.begin(), inside.end());
+  t.window_start_ns = inside[1];
+}
+
 }  // namespace
 
 Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& options) {
@@ -217,10 +233,12 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
     } else {
       mine = processes;
     }
-    const trace::detail::Timeline t =
+    trace::detail::Timeline t =
         trace::detail::build_timeline(mine, static_cast<pid_t>(p->header.pid));
+    const std::optional<double> untraced = detail::untraced_step_s(t, so.step_mark);
+    skip_first_window_step(t, so.step_mark);
     const trace::detail::TraceSummary s = trace::detail::summarize(t, threads, so);
-    const auto [from, to] = detail::analysed_span(t, s);
+    const auto [from, to] = detail::steps_span(t, s, so.step_mark);
     std::vector<detail::GpuObservations> gpus = detail::observe_gpus(tc, from, to);
     if (job_gpus.empty()) job_gpus = gpus;
     const std::optional<int> gpu = gpu_of(*p, tc);
@@ -228,7 +246,7 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
     for (const auto& g : gpus) {
       if (gpu && g.gpu == *gpu) mine_gpu = g;
     }
-    detail::Observations o = detail::observe(t, s, mine_gpu);
+    detail::Observations o = detail::observe(t, s, mine_gpu, untraced);
     o.gpu = gpu;
     o.subject = subject_of(*p, gpu, several);
     o.rates = rates_for(options, gpus, gpu);

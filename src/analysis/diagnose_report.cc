@@ -14,6 +14,7 @@ namespace {
 
 std::string number(double v) {
   const double a = std::fabs(v);
+  if (v == std::floor(v) && a < 1e9) return fmt::format("{:.0f}", v);
   if (a >= 100) return fmt::format("{:.0f}", v);
   if (a >= 10) return fmt::format("{:.1f}", v);
   return fmt::format("{:.2f}", v);

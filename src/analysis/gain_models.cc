@@ -26,10 +26,13 @@ GainRange faster_part(double step_s, double part_s, double ratio_low, double rat
   return time_saved(step_s, part_s * (1 - 1 / lo), part_s * (1 - 1 / hi));
 }
 
-GainRange tensor_core_gain(double step_s, double fp32_matmul_s, double fp32_rate, double tf32_rate,
-                           double bf16_rate) {
+GainRange tensor_core_gain(double step_s, double fp32_matmul_s, double memory_bound_s,
+                           double fp32_rate, double tf32_rate, double bf16_rate) {
   if (!(fp32_rate > 0)) return {};
-  return faster_part(step_s, fp32_matmul_s, 0.5 * tf32_rate / fp32_rate, bf16_rate / fp32_rate);
+  const double low = std::max(1.0, 0.5 * tf32_rate / fp32_rate);
+  const double high = std::max(1.0, bf16_rate / fp32_rate);
+  return time_saved(step_s, fp32_matmul_s * (1 - 1 / low),
+                    fp32_matmul_s * (1 - 1 / high) + 0.5 * std::max(0.0, memory_bound_s));
 }
 
 GainRange clock_gain(double mean_clock_hz, double max_clock_hz, double busy_share) {

@@ -16,9 +16,11 @@ GainRange faster_part(double step_s, double part_s, double ratio_low, double rat
 
 // fp32 CUDA-core matrix time moved to tensor cores: the low end is TF32 at half its peak ratio
 // over fp32 (set_float32_matmul_precision("high") alone; kernels rarely reach peak), the high
-// end bf16 at its full ratio (AMP). Ratios below 1 count as 1.
-GainRange tensor_core_gain(double step_s, double fp32_matmul_s, double fp32_rate, double tf32_rate,
-                           double bf16_rate);
+// end bf16 at its full ratio (AMP), with AMP's bf16 activations also halving the time of the
+// memory-bound kernels (`memory_bound_s`: elementwise, reductions, copies). Ratios below 1
+// count as 1.
+GainRange tensor_core_gain(double step_s, double fp32_matmul_s, double memory_bound_s,
+                           double fp32_rate, double tf32_rate, double bf16_rate);
 
 // Clocks held below their maximum: compute runs at clock speed, so the busy share of the step
 // gains max/mean (high), and at the low end only that share does: 1 + (max/mean - 1) x busy.

@@ -26,7 +26,10 @@ struct GpuObservations {
   int gpu = 0;  // NVML index
   std::string name;
   bool used_by_command = false;
-  double seconds = 0;                                  // covered by samples
+  double seconds = 0;  // covered by samples
+  // Activities are kept only when samples cover the training loop (the steps' span): over the
+  // whole recording they mostly measure start-up.
+  bool covers_steps = false;
   std::optional<double> sm_activity, tensor_activity;  // time-weighted means, 0..1
   std::optional<double> memory_peak_bytes;             // the command's processes (else all)
   std::optional<double> memory_total_bytes;
@@ -79,7 +82,9 @@ struct Observations {
   double matmul_s = 0;         // GEMM, convolution, attention
   double matmul_fp32_s = 0;    // of which fp32 without tensor cores
   double matmul_tensor_s = 0;  // of which on tensor cores
+  double matmul_kernels = 0;
   double conv_s = 0;
+  double memory_bound_s = 0;      // elementwise, reduction and copy kernels
   double layout_transpose_s = 0;  // NCHW <-> NHWC conversions
   double layout_transposes = 0;
   // The chain of small elementwise kernels launched after the step's last matrix kernel (the

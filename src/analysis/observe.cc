@@ -161,6 +161,19 @@ std::pair<std::int64_t, std::int64_t> analysed_span(const Timeline& t, const Tra
   return {from, to};
 }
 
+std::pair<std::int64_t, std::int64_t> steps_span(const Timeline& t, const TraceSummary& s,
+                                                 const std::string& step_mark) {
+  std::vector<std::int64_t> marks;
+  for (const trace::detail::Mark& m : t.marks) {
+    if (m.pid == t.main_pid && t.names[m.name] == step_mark) marks.push_back(m.at_ns);
+  }
+  if (marks.size() < 2) return analysed_span(t, s);
+  std::sort(marks.begin(), marks.end());
+  // The first steps include start-up (cuDNN autotuning, compilation, the allocator growing).
+  const std::size_t first = marks.size() >= 5 ? std::max<std::size_t>(1, marks.size() / 10) : 0;
+  return {marks[first], marks.back()};
+}
+
 std::vector<GpuObservations> observe_gpus(const TelemetryContext& c, std::int64_t from_ns,
                                           std::int64_t to_ns) {
   std::vector<GpuObservations> out;
@@ -190,14 +203,17 @@ std::vector<GpuObservations> observe_gpus(const TelemetryContext& c, std::int64_
     double t0 = from_unix - shift, t1 = to_unix - shift;
     std::size_t inside = 0;
     for (const auto& s : samples) inside += s.t_s >= t0 && s.t_s <= t1;
-    if (inside < 3) t0 = samples.front().t_s, t1 = samples.back().t_s;
+    g.covers_steps = inside >= 3;
+    if (!g.covers_steps) t0 = samples.front().t_s, t1 = samples.back().t_s;
     g.seconds = t1 - t0;
     auto mean = [&](Metric m) -> std::optional<double> {
       auto v = telemetry::mean_between(samples, m, t0, t1);
       return v ? std::optional<double>(v->value) : std::nullopt;
     };
-    g.sm_activity = mean(Metric::sm_activity);
-    g.tensor_activity = mean(Metric::tensor_activity);
+    if (g.covers_steps) {
+      g.sm_activity = mean(Metric::sm_activity);
+      g.tensor_activity = mean(Metric::tensor_activity);
+    }
     g.sm_clock_mean_hz = mean(Metric::sm_clock_hz);
     g.sm_clock_max_hz = telemetry::peak_between(samples, Metric::sm_clock_hz, samples.front().t_s,
                                                 samples.back().t_s);
@@ -244,8 +260,24 @@ std::vector<GpuObservations> observe_gpus(const TelemetryContext& c, std::int64_
   return out;
 }
 
+std::optional<double> untraced_step_s(const Timeline& t, const std::string& step_mark) {
+  std::vector<std::int64_t> marks;
+  for (const trace::detail::Mark& m : t.marks) {
+    if (m.pid == t.main_pid && t.names[m.name] == step_mark) marks.push_back(m.at_ns);
+  }
+  std::sort(marks.begin(), marks.end());
+  std::vector<double> before;
+  // The first step is warm-up (cuDNN autotuning, the allocator growing): left out.
+  for (std::size_t i = 1; i + 1 < marks.size(); ++i) {
+    if (t.window_end_ns > t.window_start_ns && marks[i + 1] >= t.window_start_ns) break;
+    before.push_back(static_cast<double>(marks[i + 1] - marks[i]) * kNs);
+  }
+  if (before.size() < 3) return std::nullopt;
+  return median(before);
+}
+
 Observations observe(const Timeline& t, const TraceSummary& s,
-                     const std::optional<GpuObservations>& gpu) {
+                     const std::optional<GpuObservations>& gpu, std::optional<double> untraced_s) {
   Observations o;
   o.telemetry = gpu;
   if (gpu) o.gpu = gpu->gpu;
@@ -253,16 +285,10 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   const double n = std::max<double>(1, static_cast<double>(s.steps.size()));
   o.traced_step_s = s.step_median_s.value_or(s.window_s);
   o.step_s = o.traced_step_s;
-  // Marked steps outside the window ran without tracing's cost.
-  if (!s.all_step_s.empty() && !s.steps.empty()) {
-    std::vector<double> outside;
-    for (std::size_t i = 0; i < s.all_step_s.size(); ++i) {
-      if (i < s.first_traced_step || i >= s.first_traced_step + s.steps.size())
-        outside.push_back(s.all_step_s[i]);
-    }
-    // A step is never shorter than the GPU's work in it.
-    if (outside.size() >= 3)
-      o.step_s = std::clamp(median(outside), s.gpu_busy_s / n, o.traced_step_s);
+  if (untraced_s && !s.steps.empty()) {
+    // A step is never shorter than the GPU's work in it, nor longer than traced.
+    o.step_s =
+        std::clamp(*untraced_s, std::min(s.gpu_busy_s / n, o.traced_step_s), o.traced_step_s);
   }
   o.busy_s = s.gpu_busy_s / n;
   o.kernels = static_cast<double>(s.kernels) / n;
@@ -322,10 +348,19 @@ Observations observe(const Timeline& t, const TraceSummary& s,
     const trace::detail::KernelClass& c = classes.at(a.name);
     if (is_matmul(c.kind)) {
       o.matmul_s += seconds;
+      o.matmul_kernels += 1;
       if (c.tensor_cores) o.matmul_tensor_s += seconds;
-      if (!c.tensor_cores && c.precision == MathPrecision::fp32) o.matmul_fp32_s += seconds;
+      // Not on tensor cores and not in a half type: fp32 (cuDNN's float kernels do not always
+      // name their precision).
+      if (!c.tensor_cores && c.precision != MathPrecision::fp16 &&
+          c.precision != MathPrecision::bf16 && c.precision != MathPrecision::fp8 &&
+          c.precision != MathPrecision::fp64)
+        o.matmul_fp32_s += seconds;
       if (c.kind == KernelKind::convolution) o.conv_s += seconds;
     }
+    if (c.kind == KernelKind::elementwise || c.kind == KernelKind::reduction ||
+        c.kind == KernelKind::copy)
+      o.memory_bound_s += seconds;
     if (is_layout_transpose(lower(t.names[a.name]))) {
       o.layout_transposes += 1;
       o.layout_transpose_s += seconds;

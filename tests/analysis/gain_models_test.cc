@@ -20,13 +20,17 @@ TEST(GainModels, TimeSavedIsStepOverWhatRemains) {
 TEST(GainModels, TensorCoresFollowAmdahlWithTheRatesPerPrecision) {
   // H100 SXM datasheet: fp32 66.9, tf32 494.7, bf16 989.4 TFLOP/s. 70 % of a 10 ms step in fp32
   // GEMMs: TF32 at half its ratio (3.7x) saves 7 (1 - 1/3.7) ms, bf16 (14.8x) 7 (1 - 1/14.8) ms.
-  GainRange g = tensor_core_gain(0.010, 0.007, 66.9e12, 494.7e12, 989.4e12);
+  GainRange g = tensor_core_gain(0.010, 0.007, 0, 66.9e12, 494.7e12, 989.4e12);
   EXPECT_NEAR(g.low, 0.010 / (0.010 - 0.007 * (1 - 66.9 / (0.5 * 494.7))), 1e-9);
   EXPECT_NEAR(g.high, 0.010 / (0.010 - 0.007 * (1 - 66.9 / 989.4)), 1e-9);
   EXPECT_GT(g.low, 2.0);
   EXPECT_LT(g.high, 3.0);
+  // AMP's bf16 activations halve the memory-bound kernels' time too (the high end only).
+  GainRange amp = tensor_core_gain(0.010, 0.007, 0.002, 66.9e12, 494.7e12, 989.4e12);
+  EXPECT_DOUBLE_EQ(amp.low, g.low);
+  EXPECT_NEAR(amp.high, 0.010 / (0.010 - 0.007 * (1 - 66.9 / 989.4) - 0.001), 1e-9);
   // A GPU whose tensor path is no faster gains nothing.
-  g = tensor_core_gain(0.010, 0.007, 1e12, 1e12, 1e12);
+  g = tensor_core_gain(0.010, 0.007, 0, 1e12, 1e12, 1e12);
   EXPECT_DOUBLE_EQ(g.low, 1.0);
   EXPECT_DOUBLE_EQ(g.high, 1.0);
 }
