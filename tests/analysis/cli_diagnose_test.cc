@@ -44,7 +44,7 @@ TEST(CliDiagnose, ARecordedTraceFolderIsAnalysedAgain) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("finding: "));
   EXPECT_THAT(r.out, HasSubstr("Fix:"));
-  EXPECT_THAT(r.out, HasSubstr("pid 773 (GPU 0): 20 step(s) traced (marks)"));
+  EXPECT_THAT(r.out, HasSubstr("pid 773 (GPU 0): 19 step(s) traced (marks)"));
 }
 
 TEST(CliDiagnose, JsonAloneOnStdout) {
