@@ -425,7 +425,7 @@ std::optional<Finding> idle_gpus(const std::vector<GpuObservations>& gpus) {
   }
   f.fix = fmt::format(
       "If the job should use them, run one process per GPU: torchrun --nproc_per_node={} "
-      "train.py with DistributedDataParallel (GPUs {} were idle).",
+      "train.py with DistributedDataParallel (never used: GPU {}).",
       used + idle.size(), list);
   f.confidence = Confidence::high;
   return f;

@@ -134,6 +134,18 @@ TEST(Diagnose, HealthyTrainingHasNoMajorFinding) {
   }
 }
 
+TEST(Diagnose, AGpuTheJobNeverUsedIsNamed) {
+  // Two H100s (fake NVML timeline), the traced process on GPU 0 only.
+  auto d = diagnose_dir(kFixtures / "diagnose" / "h100_one_of_two", {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->findings.front().id, "healthy");
+  const Finding* idle = find(d->findings, "idle_gpus");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_EQ(idle->severity, Severity::info);
+  EXPECT_EQ(idle->subjects, std::vector<std::string>{"GPU 1"});
+  EXPECT_NE(idle->fix.find("--nproc_per_node=2"), std::string::npos);
+}
+
 TEST(Diagnose, JsonSchemaVersionOne) {
   auto d = diagnose_dir(kSmoke, {});
   ASSERT_TRUE(d.ok()) << d.status().message();
