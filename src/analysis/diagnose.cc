@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "analysis/diagnose_rules.h"
 #include "analysis/observe.h"
@@ -53,6 +54,38 @@ std::vector<trace::detail::ThreadUse> threads_from(const json& summary) {
     out.push_back(u);
   }
   return out;
+}
+
+// What summary.json adds to the record files. A summary.json of the wrong shape is ignored
+// (with a note), never fatal: the record files are the trace.
+struct SummaryFacts {
+  std::vector<std::string> command;
+  std::map<unsigned, std::set<unsigned>> command_pids_by_gpu;
+  std::map<unsigned, double> command_memory_peak_by_gpu;
+  std::vector<trace::detail::ThreadUse> threads;
+  std::optional<double> wall_s;
+};
+
+std::optional<SummaryFacts> facts_from(const json& summary) {
+  try {
+    SummaryFacts f;
+    f.command = summary.value("command", std::vector<std::string>{});
+    const json tel = summary.value("telemetry", json::object());
+    for (const json& g : tel.value("gpus", json::array())) {
+      if (!g.is_object() || !g.contains("index") || !g["index"].is_number_unsigned()) continue;
+      const unsigned index = g["index"].get<unsigned>();
+      for (const json& pid : g.value("command_pids", json::array())) {
+        if (pid.is_number_unsigned()) f.command_pids_by_gpu[index].insert(pid.get<unsigned>());
+      }
+      if (g.contains("command_memory_peak_bytes") && g["command_memory_peak_bytes"].is_number())
+        f.command_memory_peak_by_gpu[index] = g["command_memory_peak_bytes"].get<double>();
+    }
+    f.threads = threads_from(summary);
+    if (summary.contains("exit")) f.wall_s = summary.at("exit").value("wall_s", 0.0);
+    return f;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
 }
 
 detail::Rates rates_for(const DiagnoseOptions& options,
@@ -121,6 +154,25 @@ void skip_first_window_step(trace::detail::Timeline& t, const std::string& step_
   t.window_start_ns = inside[1];
 }
 
+std::map<Precision, double> rates_from_burn(const json& burn) {
+  std::map<Precision, double> rates;
+  if (!burn.is_object()) return rates;
+  for (const json& target : burn.value("targets", json::array())) {
+    if (!target.is_object()) continue;
+    for (const json& g : target.value("gemm", json::array())) {
+      if (!g.is_object() || g.value("status", "") != "measured") continue;
+      auto p = parse_precision(g.value("precision", ""));
+      const json flops = g.value("flop_per_s", json::object());
+      if (!p || !flops.is_object() || !flops.contains("median") || !flops["median"].is_number())
+        continue;
+      const double v = flops["median"].get<double>();
+      rates[*p] = std::max(rates[*p], v);
+    }
+    break;  // the first GPU's
+  }
+  return rates;
+}
+
 }  // namespace
 
 Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& options) {
@@ -162,7 +214,17 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
 
   Diagnosis d;
   d.dir = dir;
-  if (summary) d.command = summary->value("command", std::vector<std::string>{});
+  SummaryFacts facts;
+  if (summary) {
+    if (auto f = facts_from(*summary)) {
+      facts = std::move(*f);
+    } else {
+      d.notes.push_back(
+          "summary.json is not what gpuscope trace writes: ignored (no CPU per "
+          "thread, no command)");
+    }
+  }
+  d.command = facts.command;
   std::vector<const ProcessTrace*> gpu_processes;
   for (const ProcessTrace& p : processes) {
     if (!p.kernels.empty()) gpu_processes.push_back(&p);
@@ -182,20 +244,11 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
   detail::TelemetryContext tc;
   for (const ProcessTrace& p : processes)
     tc.command_pids.insert(static_cast<unsigned>(p.header.pid));
-  if (summary) {
-    const json tel = summary->value("telemetry", json::object());
-    for (const json& g : tel.value("gpus", json::array())) {
-      if (!g.is_object() || !g.contains("index") || !g["index"].is_number()) continue;
-      const unsigned index = g["index"].get<unsigned>();
-      for (const json& pid : g.value("command_pids", json::array())) {
-        if (!pid.is_number()) continue;
-        tc.command_pids.insert(pid.get<unsigned>());
-        tc.command_pids_by_gpu[index].insert(pid.get<unsigned>());
-      }
-      if (g.contains("command_memory_peak_bytes") && g["command_memory_peak_bytes"].is_number())
-        tc.command_memory_peak_by_gpu[index] = g["command_memory_peak_bytes"].get<double>();
-    }
+  for (const auto& [gpu, pids] : facts.command_pids_by_gpu) {
+    tc.command_pids.insert(pids.begin(), pids.end());
+    tc.command_pids_by_gpu[gpu].insert(pids.begin(), pids.end());
   }
+  tc.command_memory_peak_by_gpu = facts.command_memory_peak_by_gpu;
   const fs::path telemetry_file = dir / "telemetry.jsonl";
   if (fs::exists(telemetry_file, ec)) {
     auto rec = telemetry::read_recording(telemetry_file.string());
@@ -217,8 +270,7 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
           static_cast<unsigned>(p->header.pid));
   }
 
-  const std::vector<trace::detail::ThreadUse> threads =
-      summary ? threads_from(*summary) : std::vector<trace::detail::ThreadUse>{};
+  const std::vector<trace::detail::ThreadUse> threads = facts.threads;
   const bool several = gpu_processes.size() > 1;
   trace::detail::SummaryOptions so;
   so.step_range = options.step_range;
@@ -250,8 +302,7 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
     o.gpu = gpu;
     o.subject = subject_of(*p, gpu, several);
     o.rates = rates_for(options, gpus, gpu);
-    if (summary && summary->contains("exit"))
-      o.run_wall_s = summary->at("exit").value("wall_s", 0.0);
+    o.run_wall_s = facts.wall_s;
     if (d.rates_source.empty()) d.rates_source = o.rates.source;
 
     ProcessDiagnosis pd;
@@ -338,22 +389,11 @@ json diagnosis_to_json(const Diagnosis& d) {
 }
 
 std::map<Precision, double> rates_from_burn_json(const json& burn) {
-  std::map<Precision, double> rates;
-  if (!burn.is_object()) return rates;
-  for (const json& target : burn.value("targets", json::array())) {
-    if (!target.is_object()) continue;
-    for (const json& g : target.value("gemm", json::array())) {
-      if (!g.is_object() || g.value("status", "") != "measured") continue;
-      auto p = parse_precision(g.value("precision", ""));
-      const json flops = g.value("flop_per_s", json::object());
-      if (!p || !flops.is_object() || !flops.contains("median") || !flops["median"].is_number())
-        continue;
-      const double v = flops["median"].get<double>();
-      rates[*p] = std::max(rates[*p], v);
-    }
-    break;  // the first GPU's
+  try {
+    return rates_from_burn(burn);
+  } catch (const json::exception&) {
+    return {};
   }
-  return rates;
 }
 
 }  // namespace gpuscope::analysis

@@ -276,12 +276,30 @@ TEST(Diagnose, RanksAreDiagnosedEachAndMergedWhereTheyAgree) {
   EXPECT_NE(sync->subjects[1].find("774"), std::string::npos);
 }
 
+TEST(Diagnose, ASummaryOfTheWrongShapeIsIgnoredWithANote) {
+  TempDir dir;
+  fs::copy_file(kSmoke / "gpuscope-trace-773.jsonl", dir.path() / "gpuscope-trace-773.jsonl");
+  write(dir.path() / "summary.json",
+        R"({"command": 7, "cpu": {"threads": [{"pid": "x"}]}, "telemetry": {"gpus": 3}})");
+  auto d = diagnose_dir(dir.path(), {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  bool noted = false;
+  for (const std::string& n : d->notes)
+    noted = noted || n.find("summary.json") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_NE(find(d->findings, "sync_every_step"), nullptr);
+}
+
 TEST(Diagnose, MeasuredRatesFromABurnResult) {
   std::ifstream in(kFixtures / "burn" / "h100_burn_recorded_2026-11-22.json");
   auto rates = rates_from_burn_json(nlohmann::json::parse(in));
   ASSERT_TRUE(rates.count(Precision::bf16));
   EXPECT_NEAR(rates[Precision::bf16], 706.4e12, 1e12);
   EXPECT_TRUE(rates_from_burn_json(nlohmann::json::object()).empty());
+  EXPECT_TRUE(
+      rates_from_burn_json(
+          nlohmann::json::parse(R"({"targets": [{"gemm": [{"status": 3, "precision": 1}]}]})"))
+          .empty());
 }
 
 }  // namespace
