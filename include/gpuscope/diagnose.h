@@ -82,7 +82,8 @@ struct Diagnosis {
 
 // Analyses a recorded trace folder. Fails: not_found (no such folder), invalid_argument (a
 // folder that holds no trace: no record file and no summary.json), data_error (a damaged record
-// file, named), failed_precondition ("no GPU work seen": the trace holds no kernel).
+// file, named), not_found ("no GPU work seen": the trace holds no kernel). A summary.json of
+// the wrong shape is ignored with a note; a damaged line in a record file is skipped and noted.
 Result<Diagnosis> diagnose_dir(const std::filesystem::path& dir, const DiagnoseOptions& options);
 
 // The JSON document: {"kind": "gpuscope.diagnose", "schema_version", "dir", "command",
