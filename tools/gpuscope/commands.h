@@ -25,6 +25,8 @@ void add_report_command(CLI::App& app, Runner& runner);
 void add_study_command(CLI::App& app, Runner& runner);
 // Adds `trace`.
 void add_trace_command(CLI::App& app, Runner& runner);
+// Adds `diagnose`.
+void add_diagnose_command(CLI::App& app, Runner& runner);
 // Adds `sweep`.
 void add_sweep_command(CLI::App& app, Runner& runner);
 

@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   gpuscope::cli::add_report_command(app, runner);
   gpuscope::cli::add_study_command(app, runner);
   gpuscope::cli::add_trace_command(app, runner);
+  gpuscope::cli::add_diagnose_command(app, runner);
   gpuscope::cli::add_sweep_command(app, runner);
   if (auto code = gpuscope::cli::check_command_word(app, argc, argv)) return *code;
   try {

@@ -1,0 +1,456 @@
+#include "analysis/diagnose_rules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "analysis/gain_models.h"
+
+namespace gpuscope::analysis::detail {
+namespace {
+
+constexpr double kMs = 1e3, kUs = 1e6, kPct = 100, kGiB = 1024.0 * 1024 * 1024, kMHz = 1e-6;
+
+Evidence ev(std::string what, double value, std::string unit) {
+  return {std::move(what), value, std::move(unit)};
+}
+
+Finding make(std::string id, std::string title, const Observations& o) {
+  Finding f;
+  f.id = std::move(id);
+  f.severity = Severity::warning;
+  f.title = std::move(title);
+  f.subjects = {o.subject};
+  f.gpu = o.gpu;
+  return f;
+}
+
+// The GPU's idle time in a step without tracing's cost: what no rule can save more than.
+double true_idle_s(const Observations& o) {
+  return std::max(0.0, o.step_s - o.busy_s);
+}
+
+double busy_share(const Observations& o) {
+  return o.step_s > 0 ? std::min(1.0, o.busy_s / o.step_s) : 0;
+}
+
+void add_step(Finding& f, const Observations& o) {
+  f.evidence.push_back(ev("step time", o.step_s * kMs, "ms"));
+}
+
+// How many times the batch could grow before memory runs out (90 % of the GPU), counting all
+// memory used as per-sample (the fixed part, weights and optimizer state, makes it larger).
+std::optional<double> memory_headroom(const Observations& o) {
+  if (!o.telemetry || !o.telemetry->memory_peak_bytes || !o.telemetry->memory_total_bytes)
+    return std::nullopt;
+  if (!(*o.telemetry->memory_peak_bytes > 0)) return std::nullopt;
+  return 0.9 * *o.telemetry->memory_total_bytes / *o.telemetry->memory_peak_bytes;
+}
+
+// Tracing slows the host: what runs at the host's pace (launch-paced stretches) took this much
+// longer while traced.
+double untraced_share(const Observations& o) {
+  return o.traced_step_s > 0 ? std::min(1.0, o.step_s / o.traced_step_s) : 1;
+}
+
+// The optimizer chain on the GPU without tracing's cost: its span scaled by the host's pace,
+// never shorter than its kernels.
+double chain_span_s(const Observations& o) {
+  return std::max(o.optimizer_chain_kernel_s, o.optimizer_chain_span_s * untraced_share(o));
+}
+
+// Idle in short gaps that is neither the optimizer chain's nor the wait after a sync.
+double launch_idle_s(const Observations& o) {
+  const double chain_gaps = std::max(0.0, chain_span_s(o) - o.optimizer_chain_kernel_s);
+  return std::max(0.0, std::min(o.idle_short_s, true_idle_s(o)) - chain_gaps);
+}
+
+// The GPU idles in short gaps between kernels most of the step (the launch-bound signature). A
+// synchronization every step also looks like this (the GPU cannot run ahead of the host): it
+// comes first.
+bool idles_between_kernels(const Observations& o) {
+  return o.step_s > 0 && busy_share(o) < 0.6 && launch_idle_s(o) >= 0.2 * o.step_s &&
+         o.mean_kernel_s < 50e-6 && o.syncs < 0.9;
+}
+
+// With the launch-bound signature, a batch too small shows in the matrix kernels: longer than a
+// launch (real work that grows with the batch) yet leaving the GPU idle, with memory to spare.
+// Matrix kernels shorter than 4 us are tiny whatever the batch: launch-bound. (On the H100:
+// ResNet-18 at batch 8, 5.4 us; 64 Linear(256, 256) at batch 32, 2.3 us.)
+constexpr double kBatchSizedMatmulS = 4e-6;
+bool small_batch_on_idle_gpu(const Observations& o) {
+  auto k = memory_headroom(o);
+  return idles_between_kernels(o) && k && *k >= 4 && o.matmul_kernels > 0 &&
+         o.matmul_s / o.matmul_kernels >= kBatchSizedMatmulS;
+}
+
+bool is_power_or_thermal(const std::string& reason) {
+  // NVML's names: sw_power_cap, hw_slowdown, sw_thermal_slowdown, hw_thermal_slowdown,
+  // hw_power_brake_slowdown (not applications clocks, idle or sync boost: those are no fault).
+  return reason.find("power") != std::string::npos || reason.find("thermal") != std::string::npos ||
+         reason == "hw_slowdown";
+}
+
+}  // namespace
+
+std::optional<Finding> input_bound(const Observations& o) {
+  const double idle = std::min(o.data_wait_idle_s, true_idle_s(o));
+  if (!(o.step_s > 0) || idle < 0.05 * o.step_s) return std::nullopt;
+  Finding f = make("input_bound", "The GPU waits for the next batch: data loading is too slow", o);
+  add_step(f, o);
+  f.evidence.push_back(ev("waiting for data per step", o.data_wait_s * kMs, "ms"));
+  f.evidence.push_back(ev("GPU idle while waiting", idle / o.step_s * kPct, "%"));
+  f.evidence.push_back(ev("GPU busy", busy_share(o) * kPct, "%"));
+  f.evidence.push_back(
+      ev("DataLoader worker processes", static_cast<double>(o.worker_processes), ""));
+  if (o.worker_processes == 0) {
+    f.fix =
+        "Load batches in worker processes, ahead of the GPU:\n"
+        "  loader = DataLoader(dataset, batch_size=..., num_workers=8, pin_memory=True,\n"
+        "                      persistent_workers=True, prefetch_factor=4)\n"
+        "  for x, y in loader:\n"
+        "      x = x.to(\"cuda\", non_blocking=True); y = y.to(\"cuda\", non_blocking=True)\n"
+        "Raise num_workers up to the CPU cores you have while the wait shrinks.";
+  } else {
+    if (o.run_wall_s && *o.run_wall_s > 0) {
+      f.evidence.push_back(
+          ev("CPU per worker",
+             o.worker_cpu_s / static_cast<double>(o.worker_processes) / *o.run_wall_s * kPct,
+             "% of a core"));
+    }
+    f.fix = fmt::format(
+        "The {} loader workers cannot keep up: raise num_workers (DataLoader(..., num_workers=N, "
+        "pin_memory=True, persistent_workers=True)) while CPU cores are free, make each sample "
+        "cheaper (decode on the GPU with torchvision.io.decode_jpeg(device=\"cuda\") or NVIDIA "
+        "DALI, smaller or pre-resized images, cached preprocessing).",
+        o.worker_processes);
+  }
+  f.expected_speedup = time_saved(o.step_s, 0.5 * idle, idle);
+  f.confidence = Confidence::high;
+  return f;
+}
+
+std::optional<Finding> pageable_copies(const Observations& o) {
+  if (o.pageable_h2d_copies < 0.9 || !(o.step_s > 0) || o.pageable_h2d_s < 0.01 * o.step_s)
+    return std::nullopt;
+  Finding f = make("pageable_copies",
+                   "Host-to-device copies come from pageable memory and block the host", o);
+  add_step(f, o);
+  f.evidence.push_back(ev("pageable host-to-device copies per step", o.pageable_h2d_copies, ""));
+  f.evidence.push_back(
+      ev("copied from pageable memory per step", o.pageable_h2d_bytes / 1e6, "MB"));
+  f.evidence.push_back(ev("copy time per step", o.pageable_h2d_s * kMs, "ms"));
+  if (o.pageable_h2d_s > 0) {
+    f.evidence.push_back(ev("copy rate", o.pageable_h2d_bytes / o.pageable_h2d_s / 1e9, "GB/s"));
+  }
+  f.fix =
+      "Copy from pinned memory without blocking, so copies overlap compute:\n"
+      "  loader = DataLoader(dataset, ..., pin_memory=True)\n"
+      "  x = x.to(\"cuda\", non_blocking=True)\n"
+      "(for tensors made by hand: x = x.pin_memory() once, then .to(..., non_blocking=True))";
+  const double copy = std::min(o.pageable_h2d_s, o.step_s);
+  f.expected_speedup = time_saved(o.step_s, 0.5 * copy, copy);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
+std::optional<Finding> sync_every_step(const Observations& o) {
+  if (o.steps == 0 || o.syncs < 0.9) return std::nullopt;
+  const double idle = std::min(o.idle_after_sync_s, true_idle_s(o));
+  // After a wait the GPU's queue is empty: the host must launch the next step while it runs,
+  // so the step's other idle time (not the data wait's) may be the wait's doing too.
+  const double all_idle =
+      std::max(idle, true_idle_s(o) - std::min(o.data_wait_idle_s, true_idle_s(o)));
+  Finding f = make("sync_every_step",
+                   "The host waits for the GPU every step (.item(), .cpu(), print(tensor))", o);
+  f.severity = idle >= 0.02 * o.step_s ? Severity::warning : Severity::info;
+  add_step(f, o);
+  f.evidence.push_back(ev("synchronizations per step", o.syncs, ""));
+  f.evidence.push_back(ev("small device-to-host copies per step", o.small_d2h_copies, ""));
+  f.evidence.push_back(ev("host blocked per step", o.sync_s * kMs, "ms"));
+  f.evidence.push_back(ev("GPU idle after the waits per step", idle * kMs, "ms"));
+  f.evidence.push_back(ev("GPU idle in the step", all_idle / o.step_s * kPct, "%"));
+  f.fix =
+      "Read values back every N steps, not every step, and keep running sums on the GPU:\n"
+      "  running += loss.detach()            # no .item() here\n"
+      "  if step % 100 == 0: print((running / 100).item()); running.zero_()\n"
+      "Avoid .item(), .cpu(), .numpy(), print(tensor) and torch.cuda.synchronize() inside the "
+      "loop; a copy you need can go to pinned memory with .to(\"cpu\", non_blocking=True) and be "
+      "read a step later.";
+  f.expected_speedup = time_saved(o.step_s, idle, all_idle);
+  f.confidence = Confidence::high;
+  return f;
+}
+
+std::optional<Finding> launch_bound(const Observations& o) {
+  if (!(o.step_s > 0)) return std::nullopt;
+  const double idle = launch_idle_s(o);
+  if (!idles_between_kernels(o) || small_batch_on_idle_gpu(o)) return std::nullopt;
+  Finding f = make("launch_bound",
+                   "Launch-bound: kernels are shorter than launching them takes, the GPU idles "
+                   "between them",
+                   o);
+  add_step(f, o);
+  f.evidence.push_back(ev("GPU busy", busy_share(o) * kPct, "%"));
+  f.evidence.push_back(ev("kernels per step", o.kernels, ""));
+  f.evidence.push_back(ev("mean kernel", o.mean_kernel_s * kUs, "us"));
+  if (o.matmul_kernels > 0)
+    f.evidence.push_back(
+        ev("mean GEMM/convolution kernel", o.matmul_s / o.matmul_kernels * kUs, "us"));
+  if (o.launch_api_mean_s) {
+    f.evidence.push_back(ev("mean launch call (traced)", *o.launch_api_mean_s * kUs, "us"));
+  }
+  f.evidence.push_back(ev("GPU idle in gaps under 1 ms per step", idle * kMs, "ms"));
+  std::string bigger = "a larger batch";
+  if (auto k = memory_headroom(o); k && *k >= 2) {
+    f.evidence.push_back(ev("memory headroom (batch could grow)", *k, "x"));
+    bigger = fmt::format("a larger batch (memory allows about {:.0f}x)", *k);
+  }
+  f.fix = fmt::format(
+      "Launch fewer, larger kernels: capture the step in a CUDA graph with\n"
+      "  model = torch.compile(model, mode=\"reduce-overhead\")\n"
+      "(or torch.cuda.CUDAGraph / torch.cuda.make_graphed_callables), fuse with torch.compile, "
+      "or use {}.",
+      bigger);
+  f.expected_speedup = time_saved(o.step_s, 0.5 * idle, idle);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
+std::optional<Finding> no_tensor_cores(const Observations& o) {
+  if (!(o.step_s > 0) || o.matmul_fp32_s < 0.1 * o.step_s) return std::nullopt;
+  Finding f = make("no_tensor_cores",
+                   "Matrix multiplies and convolutions run in fp32 without tensor cores", o);
+  add_step(f, o);
+  f.evidence.push_back(ev("fp32 GEMM/convolution time per step", o.matmul_fp32_s * kMs, "ms"));
+  f.evidence.push_back(ev("share of the step", o.matmul_fp32_s / o.step_s * kPct, "%"));
+  if (o.telemetry && o.telemetry->tensor_activity) {
+    f.evidence.push_back(ev("tensor-core activity", *o.telemetry->tensor_activity * kPct, "%"));
+  }
+  // Without rates for this GPU, A100/H100-like ratios (TF32 8x, bf16 16x fp32).
+  const double fp32 = o.rates.fp32.value_or(1), tf32 = o.rates.tf32.value_or(8),
+               bf16 = o.rates.bf16.value_or(16);
+  f.evidence.push_back(ev("bf16 / fp32 rate (" +
+                              (o.rates.source.empty() ? std::string("assumed") : o.rates.source) +
+                              ")",
+                          bf16 / fp32, "x"));
+  f.fix =
+      "Run matrix work on tensor cores. Mixed precision (check that the loss still converges):\n"
+      "  with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
+      "      loss = loss_fn(model(x), y)\n"
+      "or at least TF32 for fp32 models:\n"
+      "  torch.set_float32_matmul_precision(\"high\")\n"
+      "  torch.backends.cudnn.allow_tf32 = True";
+  f.expected_speedup =
+      tensor_core_gain(o.step_s, o.matmul_fp32_s, o.memory_bound_s, fp32, tf32, bf16);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
+std::optional<Finding> small_batch(const Observations& o) {
+  auto k = memory_headroom(o);
+  if (!k || *k < 2) return std::nullopt;
+  std::optional<double> sm;  // SM activity while the GPU is busy
+  if (o.telemetry && o.telemetry->sm_activity && busy_share(o) > 0)
+    sm = std::min(1.0, *o.telemetry->sm_activity / busy_share(o));
+  const bool idle_gpu = small_batch_on_idle_gpu(o);
+  // NVML's SM activity is evidence, not the test: a short training loop holds few GPM samples.
+  const bool underfilled = busy_share(o) >= 0.6 && o.mean_kernel_s < 20e-6;
+  if (!idle_gpu && !underfilled) return std::nullopt;
+  Finding f = make("small_batch",
+                   "The batch is small for this GPU: kernels leave most SMs and memory unused", o);
+  add_step(f, o);
+  const GpuObservations& t = *o.telemetry;
+  f.evidence.push_back(ev("memory used at peak", *t.memory_peak_bytes / kGiB, "GiB"));
+  f.evidence.push_back(ev("GPU memory", *t.memory_total_bytes / kGiB, "GiB"));
+  f.evidence.push_back(ev("GPU busy", busy_share(o) * kPct, "%"));
+  if (sm) f.evidence.push_back(ev("SM activity while busy", *sm * kPct, "%"));
+  f.evidence.push_back(ev("mean kernel", o.mean_kernel_s * kUs, "us"));
+  if (o.matmul_kernels > 0)
+    f.evidence.push_back(
+        ev("mean GEMM/convolution kernel", o.matmul_s / o.matmul_kernels * kUs, "us"));
+  f.evidence.push_back(ev("largest batch that should fit", *k, "x today's"));
+  f.fix = fmt::format(
+      "Use a larger batch: about {:.0f}x today's should fit (batch_size=... in the DataLoader); "
+      "scale the learning rate with it (linear scaling, warm-up) and check convergence.{}",
+      std::floor(*k),
+      idle_gpu ? " The GPU also idles between kernels: torch.compile(model, "
+                 "mode=\"reduce-overhead\") (CUDA graphs) helps whatever the batch."
+               : "");
+  if (idle_gpu) {
+    // Samples per second grow with the batch until the GPU is busy all the step.
+    const double high = std::max(1.0, std::min(*k, o.step_s / std::max(o.busy_s, 1e-9)));
+    f.expected_speedup = GainRange{1 + (high - 1) / 4, high};
+  } else {
+    f.expected_speedup = batch_gain(*k, sm.value_or(busy_share(o)));
+  }
+  f.confidence = Confidence::low;
+  return f;
+}
+
+std::optional<Finding> cudnn_defaults(const Observations& o) {
+  if (!(o.step_s > 0) || o.conv_s <= 0 || o.layout_transpose_s < 0.03 * o.step_s)
+    return std::nullopt;
+  Finding f = make("cudnn_defaults",
+                   "Convolutions run on NCHW tensors: cuDNN transposes layouts around them", o);
+  add_step(f, o);
+  f.evidence.push_back(ev("layout transposes per step", o.layout_transposes, ""));
+  f.evidence.push_back(ev("transpose time per step", o.layout_transpose_s * kMs, "ms"));
+  f.evidence.push_back(ev("convolution time per step", o.conv_s * kMs, "ms"));
+  f.fix =
+      "Keep tensors channels-last and let cuDNN pick its fastest algorithms (fixed input "
+      "shapes):\n"
+      "  torch.backends.cudnn.benchmark = True\n"
+      "  model = model.to(memory_format=torch.channels_last)\n"
+      "  x = x.to(\"cuda\", non_blocking=True).to(memory_format=torch.channels_last)";
+  const double t = std::min(o.layout_transpose_s, o.step_s);
+  f.expected_speedup = time_saved(o.step_s, 0.5 * t, t);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
+std::optional<Finding> unfused_optimizer(const Observations& o) {
+  if (!(o.step_s > 0) || o.optimizer_chain_kernels < 64 || chain_span_s(o) < 0.05 * o.step_s)
+    return std::nullopt;
+  Finding f = make("unfused_optimizer",
+                   "The optimizer runs as a long chain of small kernels, one set per parameter", o);
+  add_step(f, o);
+  f.evidence.push_back(
+      ev("elementwise kernels after the backward per step", o.optimizer_chain_kernels, ""));
+  f.evidence.push_back(
+      ev("their span on the GPU per step (traced)", o.optimizer_chain_span_s * kMs, "ms"));
+  f.evidence.push_back(ev("their kernel time per step", o.optimizer_chain_kernel_s * kMs, "ms"));
+  f.fix =
+      "Use the fused optimizer (one kernel for all parameters):\n"
+      "  optimizer = torch.optim.AdamW(model.parameters(), lr=..., fused=True)\n"
+      "(or foreach=True; fused exists for Adam, AdamW, SGD, Adagrad on CUDA)";
+  f.expected_speedup = fused_optimizer_gain(o.step_s, chain_span_s(o), o.optimizer_chain_kernel_s);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
+std::optional<Finding> throttled(const Observations& o) {
+  if (!o.telemetry || !(o.telemetry->seconds > 0)) return std::nullopt;
+  const GpuObservations& t = *o.telemetry;
+  std::string worst;
+  double worst_s = 0;
+  for (const auto& [reason, seconds] : t.throttle_s) {
+    if (is_power_or_thermal(reason) && seconds > worst_s) worst = reason, worst_s = seconds;
+  }
+  const double share = std::min(1.0, worst_s / t.seconds);
+  if (share < 0.1 || !t.sm_clock_mean_hz || !t.sm_clock_max_hz ||
+      *t.sm_clock_max_hz < 1.03 * *t.sm_clock_mean_hz)
+    return std::nullopt;
+  const bool thermal = worst.find("thermal") != std::string::npos;
+  Finding f = make("throttled",
+                   thermal ? "The GPU slows its clocks down for heat"
+                           : "The GPU slows its clocks down at its power limit",
+                   o);
+  f.evidence.push_back(ev("clocks held down (" + worst + ")", share * kPct, "% of the time"));
+  f.evidence.push_back(ev("mean SM clock", *t.sm_clock_mean_hz * kMHz, "MHz"));
+  f.evidence.push_back(ev("highest SM clock seen", *t.sm_clock_max_hz * kMHz, "MHz"));
+  if (t.power_mean_w) f.evidence.push_back(ev("mean power", *t.power_mean_w, "W"));
+  if (t.power_limit_w) f.evidence.push_back(ev("power limit", *t.power_limit_w, "W"));
+  if (t.temperature_max_c) f.evidence.push_back(ev("hottest", *t.temperature_max_c, "degC"));
+  f.fix = thermal ? "Cool the GPU: check airflow, fans and the room (nvidia-smi -q -d "
+                    "TEMPERATURE,PERFORMANCE); a hot GPU runs slower whatever the program does."
+                  : "The GPU runs at its power limit: check the limit (nvidia-smi -q -d POWER) "
+                    "and raise it where allowed; if a lower limit is deliberate, `gpuscope sweep "
+                    "-- CMD` shows the speed each limit costs.";
+  f.expected_speedup = clock_gain(*t.sm_clock_mean_hz, *t.sm_clock_max_hz, busy_share(o));
+  f.confidence = Confidence::medium;
+  return f;
+}
+
+std::optional<Finding> shared_gpu(const Observations& o) {
+  if (!o.telemetry || o.telemetry->others.empty()) return std::nullopt;
+  const GpuObservations& t = *o.telemetry;
+  Finding f = make("shared_gpu", "Other processes share this GPU", o);
+  double memory = 0, util = 0;
+  bool any_util = false;
+  std::string who;
+  for (const OtherProcess& p : t.others) {
+    memory += p.memory_bytes.value_or(0);
+    if (p.sm_utilization) util += *p.sm_utilization, any_util = true;
+    if (!who.empty()) who += ", ";
+    who += fmt::format("{} ({})", p.pid, p.name.empty() ? "?" : p.name);
+  }
+  f.evidence.push_back(ev("other processes", static_cast<double>(t.others.size()), ""));
+  f.evidence.push_back(ev("their memory", memory / kGiB, "GiB"));
+  if (any_util) f.evidence.push_back(ev("their SM use", util * kPct, "%"));
+  f.fix = fmt::format(
+      "Processes {} also run on GPU {}: give the job a GPU of its own (CUDA_VISIBLE_DEVICES, "
+      "the scheduler's exclusive GPUs), or partition deliberately with MIG or MPS.",
+      who, t.gpu);
+  if (any_util && util > 0) {
+    const double high = 1 / std::max(0.25, 1 - std::min(util, 1.0));
+    f.expected_speedup = GainRange{1 + (high - 1) / 2, high};
+  }
+  f.confidence = Confidence::high;
+  return f;
+}
+
+std::vector<Finding> run_rules(const Observations& o) {
+  std::vector<Finding> out;
+  for (auto rule : {input_bound, pageable_copies, sync_every_step, launch_bound, no_tensor_cores,
+                    small_batch, cudnn_defaults, unfused_optimizer, throttled, shared_gpu}) {
+    if (auto f = rule(o)) out.push_back(std::move(*f));
+  }
+  rank(out);
+  return out;
+}
+
+std::optional<Finding> idle_gpus(const std::vector<GpuObservations>& gpus) {
+  std::vector<int> idle;
+  std::size_t used = 0;
+  for (const GpuObservations& g : gpus) {
+    if (g.used_by_command) {
+      ++used;
+    } else {
+      idle.push_back(g.gpu);
+    }
+  }
+  if (used == 0 || idle.empty()) return std::nullopt;
+  Finding f;
+  f.id = "idle_gpus";
+  f.severity = Severity::info;
+  f.title = "Some GPUs of this machine were never used by the job";
+  f.evidence.push_back(ev("GPUs used", static_cast<double>(used), ""));
+  f.evidence.push_back(ev("GPUs never used", static_cast<double>(idle.size()), ""));
+  std::string list;
+  for (int g : idle) {
+    list += (list.empty() ? "" : ", ") + std::to_string(g);
+    f.subjects.push_back(fmt::format("GPU {}", g));
+  }
+  f.fix = fmt::format(
+      "If the job should use them, run one process per GPU: torchrun --nproc_per_node={} "
+      "train.py with DistributedDataParallel (never used: GPU {}).",
+      used + idle.size(), list);
+  f.confidence = Confidence::high;
+  return f;
+}
+
+Finding healthy(const Observations& o) {
+  Finding f = make("healthy", "Nothing major holds this job back", o);
+  f.severity = Severity::info;
+  add_step(f, o);
+  f.evidence.push_back(ev("GPU busy", busy_share(o) * kPct, "%"));
+  if (o.telemetry && o.telemetry->sm_activity)
+    f.evidence.push_back(ev("SM activity", *o.telemetry->sm_activity * kPct, "%"));
+  if (o.telemetry && o.telemetry->tensor_activity)
+    f.evidence.push_back(ev("tensor-core activity", *o.telemetry->tensor_activity * kPct, "%"));
+  if (o.matmul_s > 0)
+    f.evidence.push_back(
+        ev("matrix time on tensor cores", o.matmul_tensor_s / o.matmul_s * kPct, "%"));
+  std::string bigger;
+  if (auto k = memory_headroom(o); k && *k >= 2)
+    bigger = fmt::format("; a larger batch (memory allows about {:.0f}x)", *k);
+  f.fix =
+      "Still worth trying, one at a time, checking convergence after each: "
+      "model = torch.compile(model) (fuses elementwise kernels, fewer launches)" +
+      bigger + "; fp8 matmuls (Transformer Engine) on Hopper.";
+  return f;
+}
+
+}  // namespace gpuscope::analysis::detail

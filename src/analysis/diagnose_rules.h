@@ -1,0 +1,36 @@
+// The diagnose rules: each reads one process's observations (observations.h) and, when what it
+// looks for is there, returns a Finding with the evidence from this run, the fix as code a
+// PyTorch user would write, the expected speed-up from its gain model (gain_models.h) and a
+// confidence. Thresholds and models: docs/diagnose.md.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "analysis/observations.h"
+#include "gpuscope/analysis.h"
+
+namespace gpuscope::analysis::detail {
+
+std::optional<Finding> input_bound(const Observations& o);
+std::optional<Finding> pageable_copies(const Observations& o);
+std::optional<Finding> sync_every_step(const Observations& o);
+std::optional<Finding> launch_bound(const Observations& o);
+std::optional<Finding> no_tensor_cores(const Observations& o);
+std::optional<Finding> small_batch(const Observations& o);
+std::optional<Finding> cudnn_defaults(const Observations& o);
+std::optional<Finding> unfused_optimizer(const Observations& o);
+std::optional<Finding> throttled(const Observations& o);
+std::optional<Finding> shared_gpu(const Observations& o);
+
+// Every rule above on one process, ranked (analysis::rank).
+std::vector<Finding> run_rules(const Observations& o);
+
+// Over the whole job: GPUs that were sampled but that none of its processes used.
+std::optional<Finding> idle_gpus(const std::vector<GpuObservations>& gpus);
+
+// The "healthy" finding (info) for a job with no major finding: the evidence (busy share,
+// tensor activity) and what could still be tried.
+Finding healthy(const Observations& o);
+
+}  // namespace gpuscope::analysis::detail

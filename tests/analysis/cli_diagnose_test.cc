@@ -1,0 +1,118 @@
+// `gpuscope diagnose` end to end: the real binary on traces recorded on the H100, bad input,
+// and `diagnose -- CMD` on a machine without a GPU (the fake NVML, the NVTX test program: no
+// kernel is ever recorded, so it must say "no GPU work seen").
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.h"
+
+namespace gpuscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using ::testing::HasSubstr;
+using testing::slurp;
+
+const std::string kSmoke = std::string(GPUSCOPE_TEST_FIXTURES) + "/trace/h100_smoke_window";
+
+std::string scratch() {
+  return testing::scratch_dir("cli_diagnose_test");
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = scratch() + "/" + std::to_string(getpid()) + "-" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+CliRun gpuscope(const std::string& args) {
+  static int counter = 0;
+  const std::string base =
+      scratch() + "/run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+  const std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+                          " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
+                          "/telemetry/two_gpus.json GPUSCOPE_INJECT_LIBRARY=" + GPUSCOPE_INJECT_LIB;
+  return testing::run_captured("env " + env + " " + GPUSCOPE_BIN + " " + args, base);
+}
+
+TEST(CliDiagnose, ARecordedTraceFolderIsAnalysedAgain) {
+  CliRun r = gpuscope("diagnose " + kSmoke);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("finding: "));
+  EXPECT_THAT(r.out, HasSubstr("Fix:"));
+  EXPECT_THAT(r.out, HasSubstr("pid 773 (GPU 0): 19 step(s) traced (marks)"));
+}
+
+TEST(CliDiagnose, JsonAloneOnStdout) {
+  CliRun r = gpuscope("diagnose --json " + kSmoke);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kind"], "gpuscope.diagnose");
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_FALSE(j["findings"].empty());
+  EXPECT_TRUE(j["findings"][0].contains("expected_speedup") ||
+              j["findings"][0]["severity"] == "info");
+}
+
+TEST(CliDiagnose, HtmlReportAndStore) {
+  const std::string dir = fresh_dir("outputs");
+  fs::create_directories(dir);
+  CliRun r =
+      gpuscope("diagnose --md " + dir + "/report.md --store " + dir + "/results.db " + kSmoke);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("diagnosis stored in"));
+  const std::string md = slurp(dir + "/report.md");
+  EXPECT_THAT(md, HasSubstr("Findings, most gain first"));
+  EXPECT_THAT(md, HasSubstr("sync_every_step"));
+  CliRun listed = gpuscope("report --list " + dir + "/results.db");
+  EXPECT_THAT(listed.out + listed.err, HasSubstr("diagnose"));
+}
+
+TEST(CliDiagnose, BadInputSaysWhatIsWrong) {
+  const std::string empty = fresh_dir("empty");
+  fs::create_directories(empty);
+  CliRun r = gpuscope("diagnose " + empty);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is not a trace folder"));
+
+  r = gpuscope("diagnose " + empty + "/missing");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no such folder"));
+
+  const std::string damaged = fresh_dir("damaged");
+  fs::create_directories(damaged);
+  std::ofstream(damaged + "/gpuscope-trace-7.jsonl") << "garbage\n";
+  r = gpuscope("diagnose " + damaged);
+  EXPECT_EQ(r.exit_code, 6);
+  EXPECT_THAT(r.err, HasSubstr("gpuscope-trace-7.jsonl: damaged record file"));
+
+  r = gpuscope("diagnose");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("diagnose needs a command or a trace folder"));
+
+  r = gpuscope("diagnose python3 train.py");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("put -- before it"));
+}
+
+TEST(CliDiagnose, ACommandThatNeverUsesTheGpuGivesNoGpuWorkSeen) {
+  const std::string dir = fresh_dir("no_gpu");
+  CliRun r = gpuscope("diagnose --skip-steps 0 --steps 3 --interval 50 -o " + dir + " -- " +
+                      GPUSCOPE_NVTX_APP + " steps 5");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no GPU work seen"));
+  EXPECT_TRUE(fs::exists(dir + "/summary.json"));  // the trace is kept
+}
+
+TEST(CliDiagnose, TheCommandsExitCodeWinsOverAnEmptyTrace) {
+  const std::string dir = fresh_dir("failing");
+  CliRun r = gpuscope("diagnose -o " + dir + " -- /bin/sh -c 'exit 3'");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
+}  // namespace
+}  // namespace gpuscope

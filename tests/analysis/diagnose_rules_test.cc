@@ -1,0 +1,331 @@
+#include "analysis/diagnose_rules.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuscope::analysis::detail {
+namespace {
+
+// A healthy step: 15 ms, the GPU busy 13 ms, bf16 GEMMs on tensor cores, a fused optimizer,
+// 10 of 80 GiB in use, SM activity 80 %, clocks at their maximum, the GPU to itself.
+Observations healthy_step() {
+  Observations o;
+  o.subject = "pid 100";
+  o.gpu = 0;
+  o.steps = 20;
+  o.step_s = o.traced_step_s = 15e-3;
+  o.busy_s = 13e-3;
+  o.kernels = 360;
+  o.kernel_s = 13e-3;
+  o.mean_kernel_s = o.kernel_s / o.kernels;
+  o.idle_short_s = 1.5e-3;
+  o.idle_long_s = 0.5e-3;
+  o.matmul_s = o.matmul_tensor_s = 8e-3;
+  o.conv_s = 7e-3;
+  o.fused_optimizer_kernels = 2;
+  GpuObservations g;
+  g.gpu = 0;
+  g.used_by_command = true;
+  g.seconds = 5;
+  g.sm_activity = 0.8;
+  g.tensor_activity = 0.3;
+  g.memory_peak_bytes = 10.0 * (1 << 30);
+  g.memory_total_bytes = 80.0 * (1 << 30);
+  g.sm_clock_mean_hz = g.sm_clock_max_hz = 1980e6;
+  o.telemetry = g;
+  return o;
+}
+
+std::vector<Finding> rules(const Observations& o) {
+  return run_rules(o);
+}
+
+bool any_major(const std::vector<Finding>& f) {
+  for (const Finding& x : f)
+    if (is_major(x)) return true;
+  return false;
+}
+
+TEST(DiagnoseRules, AHealthyStepHasNoMajorFinding) {
+  Observations o = healthy_step();
+  EXPECT_FALSE(any_major(rules(o)));
+  Finding h = healthy(o);
+  EXPECT_EQ(h.id, "healthy");
+  EXPECT_EQ(h.severity, Severity::info);
+  EXPECT_FALSE(h.evidence.empty());
+  EXPECT_NE(h.fix.find("torch.compile"), std::string::npos);
+}
+
+TEST(DiagnoseRules, InputBoundWhenTheGpuIdlesWaitingForData) {
+  Observations o = healthy_step();
+  o.step_s = o.traced_step_s = 60e-3;
+  o.data_wait_s = o.data_wait_idle_s = 46e-3;
+  o.idle_long_s = 46e-3;
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "input_bound");
+  EXPECT_NE(f.front().fix.find("num_workers"), std::string::npos);
+  ASSERT_TRUE(f.front().expected_speedup);
+  // Up to 60 / 14 ms: all of the wait gone.
+  EXPECT_NEAR(f.front().expected_speedup->high, 60.0 / 14.0, 1e-9);
+  EXPECT_NEAR(f.front().expected_speedup->low, 60.0 / 37.0, 1e-9);
+}
+
+TEST(DiagnoseRules, InputBoundWithBusyWorkersAsksForMoreOrCheaperSamples) {
+  Observations o = healthy_step();
+  o.step_s = 60e-3;
+  o.data_wait_idle_s = 40e-3;
+  o.worker_processes = 4;
+  o.worker_cpu_s = 40;
+  o.run_wall_s = 10;
+  auto f = input_bound(o);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->fix.find("4 loader workers"), std::string::npos);
+}
+
+TEST(DiagnoseRules, PageableCopies) {
+  Observations o = healthy_step();
+  o.pageable_h2d_copies = 2;
+  o.pageable_h2d_bytes = 77e6;
+  o.pageable_h2d_s = 6e-3;
+  auto f = pageable_copies(o);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->fix.find("non_blocking=True"), std::string::npos);
+  EXPECT_NE(f->fix.find("pin_memory=True"), std::string::npos);
+  EXPECT_NEAR(f->expected_speedup->high, 15.0 / 9.0, 1e-9);
+  o.pageable_h2d_s = 0.1e-3;  // 0.7 % of the step: not worth a finding
+  EXPECT_FALSE(pageable_copies(o));
+}
+
+TEST(DiagnoseRules, SyncEveryStepCountsTheIdleAfterEachWait) {
+  Observations o = healthy_step();
+  o.syncs = 2;
+  o.small_d2h_copies = 2;
+  o.idle_after_sync_s = 1.5e-3;
+  auto f = sync_every_step(o);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::warning);
+  // At least the idle right after the waits; at most all the step's idle (2 ms): with no wait
+  // the host runs ahead and the GPU's queue stays full.
+  EXPECT_NEAR(f->expected_speedup->low, 15.0 / 13.5, 1e-9);
+  EXPECT_NEAR(f->expected_speedup->high, 15.0 / 13.0, 1e-9);
+  EXPECT_NE(f->fix.find(".item()"), std::string::npos);
+  o.idle_after_sync_s = 0.1e-3;  // a wait that costs nothing: worth knowing only
+  EXPECT_EQ(sync_every_step(o)->severity, Severity::info);
+  o.syncs = 0.2;  // one every five steps: not every step
+  EXPECT_FALSE(sync_every_step(o));
+}
+
+TEST(DiagnoseRules, LaunchBoundNeedsShortKernelsAndShortGaps) {
+  Observations o = healthy_step();
+  o.step_s = 18e-3;
+  o.busy_s = 1.6e-3;
+  o.kernels = 470;
+  o.kernel_s = 1.5e-3;
+  o.mean_kernel_s = o.kernel_s / o.kernels;
+  o.idle_short_s = 16e-3;
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "launch_bound");
+  EXPECT_NE(f.front().fix.find("reduce-overhead"), std::string::npos);
+  EXPECT_NE(f.front().fix.find("larger batch (memory allows about 7x)"), std::string::npos);
+  // The idle in short gaps, capped by the step's true idle (16.4 ms).
+  EXPECT_NEAR(f.front().expected_speedup->high, 18.0 / 2.0, 1e-9);
+  // Long kernels with gaps between them are not launch-bound.
+  o.mean_kernel_s = 200e-6;
+  EXPECT_FALSE(launch_bound(o));
+}
+
+TEST(DiagnoseRules, ASyncEveryStepComesBeforeLaunchBound) {
+  // The GPU idles between kernels after each wait: the host cannot run ahead.
+  Observations o = healthy_step();
+  o.step_s = o.traced_step_s = 18.6e-3;
+  o.busy_s = 10.9e-3;
+  o.idle_short_s = 7.6e-3;
+  o.syncs = 2;
+  o.idle_after_sync_s = 0.8e-3;
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "sync_every_step");
+  for (const Finding& x : f) EXPECT_NE(x.id, "launch_bound");
+}
+
+TEST(DiagnoseRules, TheOptimizerChainsGapsAreNotLaunchBound) {
+  // 430 elementwise kernels after the backward, 9 ms on the GPU while traced (5 ms untraced),
+  // 2 ms of it kernels: the short gaps are the chain's.
+  Observations o = healthy_step();
+  o.step_s = 18.9e-3;
+  o.traced_step_s = 34e-3;
+  o.busy_s = 11e-3;
+  o.idle_short_s = 6e-3;
+  o.optimizer_chain_kernels = 430;
+  o.optimizer_chain_span_s = 9e-3;
+  o.optimizer_chain_kernel_s = 2e-3;
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "unfused_optimizer");
+  for (const Finding& x : f) EXPECT_NE(x.id, "launch_bound");
+  // The chain's span without tracing's cost: 9 ms x 18.9 / 34.
+  const double span = 9e-3 * 18.9 / 34;
+  EXPECT_NEAR(f.front().expected_speedup->high, 18.9e-3 / (18.9e-3 - (span - 0.5e-3)), 1e-9);
+}
+
+TEST(DiagnoseRules, TracingsHostCostIsNotBlamedOnTheProgram) {
+  // Traced, the step took 21 ms; untraced 15 ms with 13 ms busy: the 6 ms more of short gaps
+  // in the window are tracing's.
+  Observations o = healthy_step();
+  o.traced_step_s = 21e-3;
+  o.idle_short_s = 8e-3;
+  EXPECT_FALSE(launch_bound(o));
+  EXPECT_FALSE(any_major(rules(o)));
+}
+
+TEST(DiagnoseRules, NoTensorCoresUsesTheRatesGiven) {
+  Observations o = healthy_step();
+  o.step_s = 40e-3;
+  o.busy_s = 38e-3;
+  o.matmul_s = o.matmul_fp32_s = 30e-3;
+  o.matmul_tensor_s = 0;
+  o.rates = {66.9e12, 494.7e12, 989.4e12, "datasheet (H100 SXM5 80GB)"};
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "no_tensor_cores");
+  EXPECT_NE(f.front().fix.find("torch.autocast"), std::string::npos);
+  EXPECT_NE(f.front().fix.find("set_float32_matmul_precision(\"high\")"), std::string::npos);
+  EXPECT_NEAR(f.front().expected_speedup->high, 40.0 / (40.0 - 30.0 * (1 - 66.9 / 989.4)), 1e-9);
+}
+
+TEST(DiagnoseRules, SmallBatchWhenBusyButUnderfilledWithMemoryToSpare) {
+  Observations o = healthy_step();
+  o.telemetry->sm_activity = 0.25;
+  o.telemetry->memory_peak_bytes = 4.0 * (1 << 30);
+  EXPECT_FALSE(small_batch(o));  // kernels of 36 us: SM activity alone is not enough
+  o.kernels = 870;
+  o.mean_kernel_s = o.kernel_s / o.kernels;  // 15 us
+  auto f = small_batch(o);
+  ASSERT_TRUE(f);
+  // 18x fits, but SM activity while busy (0.25 / 0.867) caps the gain at about 3.5x.
+  EXPECT_NEAR(f->expected_speedup->high, (13.0 / 15.0) / 0.25, 1e-9);
+  EXPECT_NE(f->fix.find("18x"), std::string::npos);
+  o.telemetry->memory_peak_bytes = 50.0 * (1 << 30);  // no room for a larger batch
+  EXPECT_FALSE(small_batch(o));
+}
+
+// ResNet-18 at batch 8 on the H100 (bench/diagnose_fixtures/flaws.py): the GPU idles between
+// short kernels, yet its convolutions are longer than a launch and 60x the memory is free.
+Observations batch_of_eight() {
+  Observations o = healthy_step();
+  o.step_s = 12.3e-3;
+  o.traced_step_s = 14e-3;
+  o.busy_s = 1.1e-3;
+  o.kernels = 326;
+  o.kernel_s = 1.0e-3;
+  o.mean_kernel_s = o.kernel_s / o.kernels;
+  o.idle_short_s = 11e-3;
+  o.matmul_s = o.matmul_tensor_s = 0.77e-3;
+  o.matmul_kernels = 71;  // 10.8 us each
+  o.telemetry->memory_peak_bytes = 1.2 * (1 << 30);
+  return o;
+}
+
+TEST(DiagnoseRules, ABatchTooSmallOnAnIdleGpuIsSmallBatchNotLaunchBound) {
+  Observations o = batch_of_eight();
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "small_batch");
+  for (const Finding& x : f) EXPECT_NE(x.id, "launch_bound");
+  // Samples per second grow with the batch until the GPU is busy: 12.3 / 1.1 ms.
+  EXPECT_NEAR(f.front().expected_speedup->high, 12.3 / 1.1, 1e-9);
+  EXPECT_NE(f.front().fix.find("60x"), std::string::npos);
+  // Matrix kernels of 3 us: tiny whatever the batch, launch-bound.
+  o.matmul_kernels = 260;  // 3 us each
+  f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "launch_bound");
+  // Without memory to spare it is launch-bound too.
+  o = batch_of_eight();
+  o.telemetry->memory_peak_bytes = 30.0 * (1 << 30);
+  EXPECT_EQ(rules(o).front().id, "launch_bound");
+}
+
+TEST(DiagnoseRules, CudnnDefaultsFromLayoutTransposes) {
+  Observations o = healthy_step();
+  o.layout_transposes = 40;
+  o.layout_transpose_s = 2e-3;
+  auto f = cudnn_defaults(o);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->fix.find("channels_last"), std::string::npos);
+  EXPECT_NE(f->fix.find("cudnn.benchmark = True"), std::string::npos);
+  o.conv_s = 0;  // transposes in a model without convolutions are something else
+  EXPECT_FALSE(cudnn_defaults(o));
+}
+
+TEST(DiagnoseRules, UnfusedOptimizer) {
+  Observations o = healthy_step();
+  o.step_s = 25e-3;
+  o.optimizer_chain_kernels = 620;
+  o.optimizer_chain_span_s = 8e-3;
+  o.optimizer_chain_kernel_s = 3e-3;
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "unfused_optimizer");
+  EXPECT_NE(f.front().fix.find("fused=True"), std::string::npos);
+  o.optimizer_chain_kernels = 12;  // foreach: a dozen multi-tensor kernels
+  EXPECT_FALSE(unfused_optimizer(o));
+}
+
+TEST(DiagnoseRules, ThrottledAtThePowerLimit) {
+  Observations o = healthy_step();
+  o.telemetry->throttle_s = {{"sw_power_cap", 3.0}, {"applications_clocks", 5.0}};
+  o.telemetry->sm_clock_mean_hz = 1500e6;
+  auto f = throttled(o);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title, "The GPU slows its clocks down at its power limit");
+  EXPECT_NE(f->fix.find("gpuscope sweep"), std::string::npos);
+  EXPECT_NEAR(f->expected_speedup->high, 1980.0 / 1500.0, 1e-9);
+  o.telemetry->throttle_s = {{"hw_thermal", 4.0}};
+  EXPECT_EQ(throttled(o)->title, "The GPU slows its clocks down for heat");
+  o.telemetry->throttle_s = {{"sw_power_cap", 0.2}};  // 4 % of the time
+  EXPECT_FALSE(throttled(o));
+}
+
+TEST(DiagnoseRules, SharedGpuAndIdleGpus) {
+  Observations o = healthy_step();
+  o.telemetry->others.push_back({4242, "python3", 20.0 * (1 << 30), 0.5});
+  auto f = shared_gpu(o);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->fix.find("4242 (python3)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(f->expected_speedup->high, 2.0);
+
+  std::vector<GpuObservations> gpus(4);
+  for (int i = 0; i < 4; ++i) gpus[i].gpu = i;
+  gpus[0].used_by_command = true;
+  auto idle = idle_gpus(gpus);
+  ASSERT_TRUE(idle);
+  EXPECT_EQ(idle->severity, Severity::info);
+  EXPECT_EQ(idle->subjects.size(), 3u);
+  EXPECT_NE(idle->fix.find("--nproc_per_node=4"), std::string::npos);
+  gpus[1].used_by_command = gpus[2].used_by_command = gpus[3].used_by_command = true;
+  EXPECT_FALSE(idle_gpus(gpus));
+}
+
+TEST(DiagnoseRules, EveryFindingHasEvidenceAFixAndAGainRange) {
+  Observations o = healthy_step();
+  o.step_s = 100e-3;
+  o.data_wait_idle_s = 20e-3;
+  o.pageable_h2d_copies = 1, o.pageable_h2d_s = 5e-3;
+  o.syncs = 1, o.idle_after_sync_s = 5e-3;
+  o.matmul_fp32_s = 20e-3;
+  o.layout_transpose_s = 5e-3;
+  o.optimizer_chain_kernels = 100, o.optimizer_chain_span_s = 10e-3;
+  for (const Finding& f : rules(o)) {
+    EXPECT_FALSE(f.evidence.empty()) << f.id;
+    EXPECT_FALSE(f.fix.empty()) << f.id;
+    ASSERT_TRUE(f.expected_speedup) << f.id;
+    EXPECT_GE(f.expected_speedup->high, f.expected_speedup->low) << f.id;
+    EXPECT_GE(f.expected_speedup->low, 1.0) << f.id;
+    EXPECT_TRUE(f.confidence) << f.id;
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis::detail
