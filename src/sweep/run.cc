@@ -14,9 +14,9 @@
 #include <ostream>
 #include <thread>
 
+#include "common/guardian.h"
 #include "gpuscope/sweep.h"
 #include "gpuscope/telemetry.h"
-#include "sweep/guardian.h"
 #include "sweep/journal.h"
 #include "sweep/limit_guard.h"
 #include "sweep/workload.h"
@@ -404,7 +404,7 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
   GPUSCOPE_RETURN_IF_ERROR(detail::ensure_state_dir(result.state_dir));
   // Declared first so that it outlives the locks: when its pipe closes, it must be able to take
   // them to restore what this process could not.
-  std::unique_ptr<detail::Guardian> guardian;
+  std::unique_ptr<gpuscope::detail::Guardian> guardian;
   std::vector<std::unique_ptr<detail::GpuLock>> locks;
   for (const Target& t : targets) {
     auto lock = detail::GpuLock::acquire(result.state_dir, t.prior.uuid, false);
@@ -413,7 +413,7 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
   }
   SignalWatch signals;  // before anything changes: a signal now is a stop, not a death
   if (!options.guardian_argv.empty()) {
-    auto started = detail::Guardian::start(options.guardian_argv);
+    auto started = gpuscope::detail::Guardian::start(options.guardian_argv, "the sweep's guardian");
     if (!started.ok()) return started.status();
     guardian = std::move(started).value();
   }
