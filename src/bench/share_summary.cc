@@ -139,6 +139,8 @@ void summarize_share(ShareResult& r) {
         auto& slot = best[mode == ShareMode::mps ? 1 : 0];
         slot = std::max(slot.value_or(0), *t->total_samples_per_second);
       }
+    }
+    for (const ShareTrial* t : ran) {
       if (t->copies == 1) continue;
       if (!t->fits || !t->total_samples_per_second || !previous) break;
       if (*t->total_samples_per_second < *previous * kSharePaysOff) break;
