@@ -231,7 +231,11 @@ void end_copies(const MpsJournal& j) {
 
 Status stop_private_mps(const MpsJournal& j) {
   std::error_code error;
-  const bool listening = fs::exists(fs::path(j.pipe_dir) / "control", error);
+  const fs::path control = fs::path(j.pipe_dir) / "control";
+  // The daemon's processes (their environment names the pipe folder) are the surest sign; the
+  // control socket is the other (a real daemon may leave the socket file behind when it ends).
+  const bool had_processes = !mps_processes_of(j.pipe_dir, j.proc_dir).empty();
+  const bool listening = had_processes || fs::exists(control, error);
   std::string output;
   if (listening) {
     auto quit = run_control(j, "", "quit", &output);
@@ -239,8 +243,8 @@ Status stop_private_mps(const MpsJournal& j) {
   }
   const bool gone = wait_until(
       [&] {
-        return !fs::exists(fs::path(j.pipe_dir) / "control", error) &&
-               mps_processes_of(j.pipe_dir, j.proc_dir).empty();
+        return mps_processes_of(j.pipe_dir, j.proc_dir).empty() &&
+               (had_processes || !fs::exists(control, error));
       },
       10);
   if (!gone) {
@@ -314,8 +318,12 @@ Result<std::unique_ptr<MpsDaemon>> MpsDaemon::start(const MpsOptions& o,
   auto started = run_control(j, "-d", "", &output);
   if (!started.ok()) return started.status().with_context("starting the MPS daemon");
   const bool listening =
-      started->success() &&
-      wait_until([&] { return fs::exists(fs::path(j.pipe_dir) / "control", error); }, 10);
+      started->success() && wait_until(
+                                [&] {
+                                  return fs::exists(fs::path(j.pipe_dir) / "control", error) ||
+                                         !mps_processes_of(j.pipe_dir, j.proc_dir).empty();
+                                },
+                                10);
   if (!listening) {
     std::string why = last_log_line(j.log_dir);
     if (why.empty()) why = output.empty() ? started->describe() : output;

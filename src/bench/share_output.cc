@@ -187,7 +187,7 @@ store::RunData share_to_run(const std::vector<ShareResult>& results,
                      nlohmann::json extra) {
         if (!value) return;
         nlohmann::json all = tags;
-        all.update(extra);
+        if (extra.is_object()) all.update(extra);
         data.measurements.push_back({gpu, "", name, value, unit, all});
       };
       add(names::kSamplesPerS, t.total_samples_per_second, "1/s", {{"copy", "total"}});

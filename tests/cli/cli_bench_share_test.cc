@@ -191,6 +191,20 @@ TEST_F(ShareCli, TheConsoleTableAndTheThreadPercentage) {
   for (const auto& line : env_lines()) EXPECT_EQ(line.at("mps_threads"), "50");
 }
 
+TEST_F(ShareCli, TheStoreGetsEveryTrialAndCopy) {
+  const std::string db = dir_ + "/results.db";
+  const auto run = bench(std::string(kRow) + " --share 1,2 --share-mode mps --store " + db);
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("gpuscope: bench run 1 written to " + db));
+  const auto report = testing::run_captured(
+      std::string("env GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH + " " + GPUSCOPE_BIN +
+          " report --store " + db + " --json -",
+      dir_ + "/report");
+  ASSERT_EQ(report.exit_code, kExitOk) << report.err;
+  EXPECT_THAT(report.out, HasSubstr("share_gain"));
+  EXPECT_THAT(report.out, HasSubstr("\"share_copies\":2"));
+}
+
 TEST_F(ShareCli, CopiesGoTogetherBehindTheBarrier) {
   // Copy i takes i x 0.4 s to get ready; none may start timing before the last is ready.
   const auto run = bench(std::string(kRow) + " --share 3 --share-mode timeslice",
