@@ -31,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::slurp;
 
 const char* kRow = "--model resnet50 --task train --mode amp_bf16 --windows 6";
@@ -52,13 +53,11 @@ class ShareCli : public ::testing::Test {
             std::string("GPUSCOPE_MPS_CONTROL=") + GPUSCOPE_FAKE_MPS_CONTROL,
             "GPUSCOPE_MPS_SYSTEM_PIPE_DIR=" + dir_ + "/system",
             "GPUSCOPE_FAKE_MPS_LOG=" + dir_ + "/mps.log",
-            "GPUSCOPE_FAKE_TORCH_ENV_LOG=" + dir_ + "/env.log",
-            "GPUSCOPE_FAKE_TORCH_SHARED=1",
+            "GPUSCOPE_FAKE_TORCH_ENV_LOG=" + dir_ + "/env.log", "GPUSCOPE_FAKE_TORCH_SHARED=1",
             // Not named nvidia-cuda-mps-*: CTest runs these tests in parallel, and a fake server
             // of one must not look like a system daemon to another.
             "GPUSCOPE_FAKE_MPS_SERVER_NAME=fake-mps-server-cli",
-            "GPUSCOPE_STATE_DIR=" + dir_ + "/state",
-            "TMPDIR=" + dir_ + "/tmp"};
+            "GPUSCOPE_STATE_DIR=" + dir_ + "/state", "TMPDIR=" + dir_ + "/tmp"};
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -196,13 +195,17 @@ TEST_F(ShareCli, TheStoreGetsEveryTrialAndCopy) {
   const auto run = bench(std::string(kRow) + " --share 1,2 --share-mode mps --store " + db);
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
   EXPECT_THAT(run.err, HasSubstr("gpuscope: bench run 1 written to " + db));
-  const auto report = testing::run_captured(
-      std::string("env GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH + " " + GPUSCOPE_BIN +
-          " report --store " + db + " --json -",
-      dir_ + "/report");
+  // The report's sharing section has them, the bench section does not take them for modes.
+  const auto report =
+      testing::run_captured(std::string("env GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+                                " " + GPUSCOPE_BIN + " report " + db,
+                            dir_ + "/report");
   ASSERT_EQ(report.exit_code, kExitOk) << report.err;
-  EXPECT_THAT(report.out, HasSubstr("share_gain"));
-  EXPECT_THAT(report.out, HasSubstr("\"share_copies\":2"));
+  EXPECT_THAT(report.out, HasSubstr("== Sharing one GPU (bench --share) =="));
+  EXPECT_THAT(report.out, HasSubstr("Copies together"));
+  EXPECT_THAT(report.out, HasSubstr("resnet50 train amp_bf16  mps"));
+  EXPECT_THAT(report.out, Not(HasSubstr("Training and inference modes")));
+  EXPECT_THAT(report.out, Not(HasSubstr("share_gain")));  // not an "other measurement"
 }
 
 TEST_F(ShareCli, CopiesGoTogetherBehindTheBarrier) {
