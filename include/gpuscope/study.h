@@ -81,7 +81,9 @@ struct Step {
 // The `info` step that starts every plan (run first on its own: it finds the GPUs).
 Step make_info_step();
 
-// One `info` step, then per chosen GPU: burn, bench, sweep (skipped: not built yet). Durations
+// One `info` step, then per chosen GPU: burn, bench, (full only) share - `bench --share` of one
+// small-batch training row per model, 1, 2, 4 copies time-sliced and under MPS - and sweep
+// (skipped: not built yet). Durations
 // and bench presets follow the level: quick < 5 min and default < 15 min on one H100.
 // not_found for a --gpu entry that matches no GPU of `machine`; no_device when it has no GPU.
 Result<std::vector<Step>> build_plan(const Options& options, const Machine& machine);
@@ -298,6 +300,8 @@ struct Problem {
 struct Headlines {
   std::vector<ComputeAnswer> compute;
   std::vector<ModelAnswer> models;
+  // The sharing step's answers (`bench --share`, --full): "GPU 0 WORKLOAD: Up to 4 copies ...".
+  std::vector<std::string> sharing;
   std::vector<Problem> problems;
 };
 
