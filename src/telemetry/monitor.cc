@@ -20,7 +20,7 @@
 #include "telemetry/lines_sink.h"
 #include "telemetry/live_state.h"
 #include "telemetry/live_view.h"
-#include "telemetry/process_tree.h"
+#include "gpuscope/observe.h"
 #include "telemetry/recorder.h"
 
 namespace gpuscope::telemetry {
@@ -246,7 +246,7 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
   if (with_command) {
     is_command_pid = [&command_pid](unsigned pid) {
       const pid_t root = command_pid.load();
-      return root > 0 && detail::descends_from(static_cast<pid_t>(pid), root);
+      return root > 0 && observe::descends_from(static_cast<pid_t>(pid), root);
     };
   }
   Warnings warnings(err);
