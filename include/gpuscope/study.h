@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscope/clock.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::study {
@@ -149,12 +150,9 @@ enum class DirKind { absent_or_empty, study, other, not_a_folder };
 // What is at `dir`: nothing (or an empty directory), a study (has study.json), a file or
 // anything else that is not a folder (no --force makes that one a study), or anything else.
 DirKind classify_dir(const std::filesystem::path& dir);
-// invalid_argument for a `dir` that is no folder: "-o must be a folder", never "--force" (which
-// could not help).
-Status not_a_folder(const std::filesystem::path& dir);
-
 // invalid_argument, saying that `option` (-o, --resume) takes a folder, when something that is
-// not a folder is at `dir`; ok when a folder or nothing is there.
+// not a folder is at `dir` (never "--force", which could not help); ok when a folder or nothing
+// is there.
 Status require_folder(const std::filesystem::path& dir, std::string_view option);
 
 // ---------------------------------------------------------------------------------------------
@@ -215,7 +213,9 @@ double estimate_remaining(const State& state, const std::string& current_step_id
 // "[2/5] burn GPU 0 (...) · 0:42 elapsed · ~3:10 left" and, when finished, "... ok in 38 s".
 std::string progress_line(const Progress& progress);
 // "1:05", "12:03", "1:02:03".
-std::string format_duration(double seconds);
+inline std::string format_duration(double seconds) {
+  return gpuscope::format_duration(seconds, DurationStyle::clock);
+}
 
 struct RunOptions {
   std::function<void(const Progress&)> on_progress;  // at start, every tick, at each end

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +13,7 @@
 #include <string>
 #include <thread>
 
-extern char** environ;
+#include "gpuscope/process.h"
 
 namespace gpuscope::detail {
 namespace {
@@ -59,35 +58,18 @@ Result<std::unique_ptr<Guardian>> Guardian::start(std::vector<std::string> argv,
     ::close(control[1]);
     return spawn_error(purpose, "pipe", error);
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, control[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, ready[1], STDOUT_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setflags(&attributes,
-                           static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF));
-  std::vector<char*> args;
-  for (std::string& arg : argv) args.push_back(arg.data());
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, args[0], &actions, &attributes, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  Result<pid_t> pid = spawn_detached(argv, control[0], ready[1]);
   ::close(control[0]);
   ::close(ready[1]);
-  if (rc != 0) {
+  if (!pid.ok()) {
     ::close(control[1]);
     ::close(ready[0]);
-    return spawn_error(purpose, argv[0], rc);
+    return Status(Code::internal,
+                  fmt::format("cannot start {}: {}", purpose, pid.status().message()));
   }
   const bool is_ready = got_ready(ready[0], 10'000);
   ::close(ready[0]);
-  auto guardian = std::unique_ptr<Guardian>(new Guardian(pid, control[1]));
+  auto guardian = std::unique_ptr<Guardian>(new Guardian(*pid, control[1]));
   if (!is_ready) {
     return Status(Code::internal,
                   fmt::format("{} ({}) did not start; nothing was changed", purpose, argv[0]));

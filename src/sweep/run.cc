@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/guardian.h"
+#include "gpuscope/clock.h"
 #include "gpuscope/sweep.h"
 #include "gpuscope/telemetry.h"
 #include "sweep/journal.h"
@@ -53,10 +54,6 @@ class SignalWatch {
   static inline volatile std::sig_atomic_t received_ = 0;
   std::array<struct sigaction, 3> old_{};
 };
-
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // The samples of every swept GPU, appended by the sampler's thread.
 class Recording {
