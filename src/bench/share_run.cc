@@ -1,21 +1,21 @@
-// `bench --share`: per mode and N, N copies started together behind a start barrier, each read
-// as a bench row, the GPU sampled over the interval where all of them were timing.
+// `bench --share`: per mode and N, N copies started together (each an observe::Process) behind a
+// start barrier, each read as a bench row, the GPU sampled over the interval where all of them were
+// timing.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <ostream>
-#include <thread>
 
 #include "bench/row_telemetry.h"
 #include "bench/share_mps.h"
 #include "bench/torch_protocol.h"
 #include "gpuscope/bench_share.h"
+#include "gpuscope/observe.h"
 #include "gpuscope/process.h"
 #include "sweep/workload.h"
 
@@ -35,16 +35,13 @@ struct Placement {
   std::string visible_devices;
 };
 
-// One running copy: what it printed (on the waiting thread) and how it ended.
+// One running copy: what it printed (on its reader thread) and how it ended.
 struct Copy {
   detail::TorchLineReader reader;          // a gpuscope-torch row
   std::vector<detail::TimedWindow> rates;  // a command: one window per rate line
   double last_rate_at = -1;
-  std::deque<std::string> stderr_tail;
-  std::unique_ptr<ChildProcess> child;
-  Status start_status;
-  std::optional<ProcessExit> exit;
-  Status wait_status;
+  std::unique_ptr<observe::Process> process;
+  observe::Outcome outcome;  // start_status set when it never started
 };
 
 // Readiness of the copies, for the barrier.
@@ -59,6 +56,21 @@ struct Barrier {
     }
     changed.notify_all();
   }
+};
+
+// A row copy that ends before its start line (it could not start, no device, ...) is as ready
+// as it will ever be.
+class EndWatcher : public observe::Watcher {
+ public:
+  EndWatcher(const Copy& copy, Barrier& barrier) : copy_(copy), barrier_(barrier) {}
+  void started(pid_t) override {}
+  void ended(const ProcessExit&) override {
+    if (!copy_.reader.output().start) barrier_.mark();
+  }
+
+ private:
+  const Copy& copy_;
+  Barrier& barrier_;
 };
 
 std::optional<double> median(std::vector<double> v) {
@@ -82,7 +94,7 @@ void fill_command_row(const Copy& c, bool interrupted, Row& row) {
     row.timed_seconds = seconds;
     row.timed_samples = samples;
   }
-  const ProcessExit& e = *c.exit;
+  const ProcessExit& e = c.outcome.exit;
   if (interrupted) {
     row.skipped = true;
     row.skip_code = "interrupted";
@@ -101,8 +113,8 @@ void fill_command_row(const Copy& c, bool interrupted, Row& row) {
     row.skip_reason =
         "the command printed no {\"samples_per_second\": X} line with a time before it";
   }
-  if (row.skipped && !c.stderr_tail.empty() && row.skip_code != "interrupted") {
-    row.skip_reason += " (stderr: " + c.stderr_tail.back() + ")";
+  if (row.skipped && !c.outcome.stderr_tail.empty() && row.skip_code != "interrupted") {
+    row.skip_reason += " (stderr: " + c.outcome.stderr_tail.back() + ")";
   }
 }
 
@@ -152,10 +164,11 @@ class ShareRunner {
     const int interrupts_before = InterruptForwarding::signals_received();
     Barrier barrier;
     std::vector<std::unique_ptr<Copy>> copies;
+    std::vector<std::unique_ptr<EndWatcher>> watchers;
     for (int i = 0; i < n; ++i) {
       auto copy = std::make_unique<Copy>();
       Copy* c = copy.get();
-      ProcessOptions po;
+      observe::Options po;
       if (is_row) {
         po.argv = {o_.torch_bin};
         const auto args = w_.row->torch_args();
@@ -163,26 +176,27 @@ class ShareRunner {
         if (o_.gpu != 0 && where[i].visible_devices.empty()) {
           po.argv.insert(po.argv.end(), {"--device", "cuda:" + std::to_string(o_.gpu)});
         }
+        watchers.push_back(std::make_unique<EndWatcher>(*c, barrier));
+        po.watchers = {watchers.back().get()};
       } else {
         po.argv = w_.command;
       }
-      po.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
-                    {"GPUSCOPE_SHARE_COPY", std::to_string(i)},
-                    {"GPUSCOPE_SHARE_COPIES", std::to_string(n)},
-                    {"GPUSCOPE_SHARE_GO_FILE", go_file}};
-      if (!where[i].visible_devices.empty()) {
-        po.set_env.emplace_back("CUDA_VISIBLE_DEVICES", where[i].visible_devices);
-      }
-      po.set_env.insert(po.set_env.end(), env.begin(), env.end());
-      po.on_stdout_line = [this, c, is_row, &barrier](std::string_view line) {
-        const double at = now();
+      po.env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+                {"GPUSCOPE_SHARE_COPY", std::to_string(i)},
+                {"GPUSCOPE_SHARE_COPIES", std::to_string(n)},
+                {"GPUSCOPE_SHARE_GO_FILE", go_file}};
+      if (!where[i].visible_devices.empty()) po.visible_devices = where[i].visible_devices;
+      po.env.insert(po.env.end(), env.begin(), env.end());
+      po.clock = [this] { return now(); };
+      po.on_json_line = [c, is_row, &barrier](const observe::JsonLine& line) {
         if (is_row) {
           const bool was_ready = c->reader.output().start.has_value();
-          c->reader.add(line, at);
+          c->reader.add(line.text, line.received_s);
           if (!was_ready && c->reader.output().start) barrier.mark();
           return;
         }
-        if (auto rate = sweep::detail::parse_samples_per_second(line)) {
+        if (auto rate = sweep::detail::parse_samples_per_second(line.text)) {
+          const double at = line.received_s;
           if (c->last_rate_at >= 0 && at > c->last_rate_at) {
             c->rates.push_back({c->last_rate_at, at, *rate * (at - c->last_rate_at)});
           }
@@ -190,35 +204,17 @@ class ShareRunner {
         }
       };
       po.stderr_mode = StderrMode::lines;
-      po.on_stderr_line = [c](std::string_view line) {
-        c->stderr_tail.emplace_back(line);
-        if (c->stderr_tail.size() > 5) c->stderr_tail.pop_front();
-      };
-      po.own_process_group = true;
-      po.forward_interrupts = true;
+      po.stderr_tail_lines = 5;
       po.timeout_seconds = o_.trial_timeout_s;
-      auto started = ChildProcess::start(std::move(po));
+      auto started = observe::Process::start(std::move(po));
       if (!started.ok()) {
-        c->start_status = started.status();
+        c->outcome.start_status = started.status();
         barrier.mark();
       } else {
-        c->child = std::move(started).value();
+        c->process = std::move(started).value();
         if (!is_row) barrier.mark();  // a command may wait for the go file itself
       }
       copies.push_back(std::move(copy));
-    }
-    std::vector<std::thread> waiters;
-    for (auto& copy : copies) {
-      if (!copy->child) continue;
-      waiters.emplace_back([c = copy.get(), &barrier, is_row] {
-        auto exit = c->child->wait();
-        if (exit.ok()) {
-          c->exit = *exit;
-        } else {
-          c->wait_status = exit.status();
-        }
-        if (is_row && !c->reader.output().start) barrier.mark();  // ended before it was ready
-      });
     }
     {
       std::unique_lock lock(barrier.mutex);
@@ -229,7 +225,9 @@ class ShareRunner {
       }
     }
     std::ofstream(go_file).put('\n');
-    for (auto& t : waiters) t.join();
+    for (auto& copy : copies) {
+      if (copy->process) copy->outcome = copy->process->wait();
+    }
     fs::remove(go_file, ignored);
     const bool interrupted = InterruptForwarding::signals_received() > interrupts_before;
     trial.wall_seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
@@ -239,19 +237,20 @@ class ShareRunner {
       ShareCopy out;
       out.target = where[i].label;
       if (is_row) out.row.spec = *w_.row;
-      if (!c.start_status.ok() || !c.wait_status.ok()) {
+      if (!c.outcome.started()) {
         out.row.skipped = true;
         out.row.skip_code = "failed";
-        out.row.skip_reason = (!c.start_status.ok() ? c.start_status : c.wait_status).message();
+        out.row.skip_reason = c.outcome.start_status.message();
       } else if (is_row) {
-        out.row.wall_seconds = c.exit->wall_seconds;
-        detail::fill_row(c.reader.output(), c.exit->exit_code, c.exit->term_signal,
-                         c.exit->timed_out, interrupted, out.row);
-        if (out.row.skipped && out.row.skip_code == "failed" && !c.stderr_tail.empty()) {
-          out.row.skip_reason += " (stderr: " + c.stderr_tail.back() + ")";
+        const ProcessExit& e = c.outcome.exit;
+        out.row.wall_seconds = e.wall_seconds;
+        detail::fill_row(c.reader.output(), e.exit_code, e.term_signal, e.timed_out, interrupted,
+                         out.row);
+        if (out.row.skipped && out.row.skip_code == "failed" && !c.outcome.stderr_tail.empty()) {
+          out.row.skip_reason += " (stderr: " + c.outcome.stderr_tail.back() + ")";
         }
       } else {
-        out.row.wall_seconds = c.exit->wall_seconds;
+        out.row.wall_seconds = c.outcome.exit.wall_seconds;
         fill_command_row(c, interrupted, out.row);
       }
       trial.runs.push_back(std::move(out));
