@@ -270,9 +270,11 @@ TEST_F(ShareCli, CtrlCStopsTheDaemonAndKeepsTheTrialsSoFar) {
 TEST_F(ShareCli, TheNextShareStopsWhatAKilledGpuscopeAndItsGuardianLeft) {
   // A daemon and journal as a gpuscope killed with its guardian leaves them.
   const std::string run_dir = dir_ + "/tmp/gpuscope-share-left";
-  const std::string start =
-      "CUDA_MPS_PIPE_DIRECTORY=" + run_dir + "/mps-pipe CUDA_MPS_LOG_DIRECTORY=" + run_dir +
-      "/mps-log GPUSCOPE_FAKE_MPS_LOG=" + dir_ + "/mps.log " + GPUSCOPE_FAKE_MPS_CONTROL + " -d";
+  const std::string start = "CUDA_MPS_PIPE_DIRECTORY=" + run_dir +
+                            "/mps-pipe CUDA_MPS_LOG_DIRECTORY=" + run_dir +
+                            "/mps-log GPUSCOPE_FAKE_MPS_LOG=" + dir_ +
+                            "/mps.log GPUSCOPE_FAKE_MPS_SERVER_NAME=fake-mps-server-cli " +
+                            GPUSCOPE_FAKE_MPS_CONTROL + " -d";
   ASSERT_EQ(std::system(start.c_str()), 0);
   fs::create_directories(dir_ + "/state");
   const nlohmann::json journal = {{"kind", "gpuscope.bench.mps_journal"},
