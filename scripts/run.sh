@@ -20,7 +20,9 @@ if [ -d "$deps/torch/torch/share/cmake/Torch" ] ||
   torch=ON
 fi
 cmake --preset release -DGPUSCOPE_BUILD_TORCH="$torch" >/dev/null
-cmake --build --preset release
+# Only the programs the commands run (the CLI, the burn worker, the injection library,
+# gpuscope-torch), not the tests: scripts/test.sh builds and runs those.
+cmake --build --preset release --target gpuscope_programs
 gpuscope=build/release/tools/gpuscope/gpuscope
 if (($#)); then exec "$gpuscope" "$@"; fi
 if [ "$torch" = OFF ]; then

@@ -1,6 +1,8 @@
 // Child processes: run a program without a shell, read its output line by line, and learn how
-// it ended (exit code or signal). Used by `burn` for its workers, and by every command that
-// observes a workload as "a process under observation" (monitor -- CMD, bench, run).
+// it ended (exit code or signal). The only code that starts processes; a workload or a
+// person's command is run through gpuscope/observe.h, which builds on this. Used by `burn` for its
+// workers, and by every command that observes a workload as "a process under observation" (monitor
+// -- CMD, bench, run).
 //
 // Children are started with posix_spawn (safe from a process with many threads); every pipe is
 // close-on-exec in the parent, so a child never holds another child's pipe open. A child's stdin
@@ -112,6 +114,13 @@ class ChildProcess {
 
 // start() then wait().
 Result<ProcessExit> run_process(ProcessOptions options);
+
+// Starts `argv` (argv[0] a path) as a process nobody here watches: in a session of its own (no
+// terminal signal reaches it), with `stdin_fd` and `stdout_fd` as its stdin and stdout, stderr
+// inherited, SIGPIPE at its default action. Nothing here reaps or kills it: the caller owns the
+// PID. For the sweep's guardian, which must outlive this process. Fails with invalid_argument
+// for an empty argv, internal when the spawn fails ("PATH: reason").
+Result<pid_t> spawn_detached(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd);
 
 // Whether `program` can be started, resolved as posix_spawnp does: a path when it contains '/',
 // else the first executable file of that name in $PATH. not_found ("cannot run X: command not

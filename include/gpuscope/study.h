@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscope/clock.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::study {
@@ -81,7 +82,9 @@ struct Step {
 // The `info` step that starts every plan (run first on its own: it finds the GPUs).
 Step make_info_step();
 
-// One `info` step, then per chosen GPU: burn, bench, sweep (skipped: not built yet). Durations
+// One `info` step, then per chosen GPU: burn, bench, (full only) share - `bench --share` of one
+// small-batch training row per model, 1, 2, 4 copies time-sliced and under MPS - and sweep
+// (skipped: not built yet). Durations
 // and bench presets follow the level: quick < 5 min and default < 15 min on one H100.
 // not_found for a --gpu entry that matches no GPU of `machine`; no_device when it has no GPU.
 Result<std::vector<Step>> build_plan(const Options& options, const Machine& machine);
@@ -147,12 +150,9 @@ enum class DirKind { absent_or_empty, study, other, not_a_folder };
 // What is at `dir`: nothing (or an empty directory), a study (has study.json), a file or
 // anything else that is not a folder (no --force makes that one a study), or anything else.
 DirKind classify_dir(const std::filesystem::path& dir);
-// invalid_argument for a `dir` that is no folder: "-o must be a folder", never "--force" (which
-// could not help).
-Status not_a_folder(const std::filesystem::path& dir);
-
 // invalid_argument, saying that `option` (-o, --resume) takes a folder, when something that is
-// not a folder is at `dir`; ok when a folder or nothing is there.
+// not a folder is at `dir` (never "--force", which could not help); ok when a folder or nothing
+// is there.
 Status require_folder(const std::filesystem::path& dir, std::string_view option);
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +213,9 @@ double estimate_remaining(const State& state, const std::string& current_step_id
 // "[2/5] burn GPU 0 (...) · 0:42 elapsed · ~3:10 left" and, when finished, "... ok in 38 s".
 std::string progress_line(const Progress& progress);
 // "1:05", "12:03", "1:02:03".
-std::string format_duration(double seconds);
+inline std::string format_duration(double seconds) {
+  return gpuscope::format_duration(seconds, DurationStyle::clock);
+}
 
 struct RunOptions {
   std::function<void(const Progress&)> on_progress;  // at start, every tick, at each end
@@ -298,6 +300,8 @@ struct Problem {
 struct Headlines {
   std::vector<ComputeAnswer> compute;
   std::vector<ModelAnswer> models;
+  // The sharing step's answers (`bench --share`, --full): "GPU 0 WORKLOAD: Up to 4 copies ...".
+  std::vector<std::string> sharing;
   std::vector<Problem> problems;
 };
 

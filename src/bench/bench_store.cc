@@ -4,18 +4,13 @@
 #include <cmath>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/host.h"
 #include "gpuscope/version.h"
 
 namespace gpuscope::bench {
 namespace {
 
 namespace names = store::names;
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
-}
 
 nlohmann::json row_tags(const Row& r) {
   nlohmann::json tags = {{"model", r.spec.model}, {"task", r.spec.task}, {"mode", r.spec.mode}};

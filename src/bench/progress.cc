@@ -31,11 +31,4 @@ std::string Progress::line(std::size_t index, const std::string& label, double e
                      format_duration(elapsed_s), format_duration(remaining_s(index)));
 }
 
-std::string format_duration(double seconds) {
-  const long s = std::lround(std::max(0.0, seconds));
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
-}
-
 }  // namespace gpuscope::bench::detail

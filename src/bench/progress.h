@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/clock.h"
 
 namespace gpuscope::bench::detail {
 
@@ -29,6 +30,9 @@ class Progress {
   double done_prior_ = 0, done_actual_ = 0;
 };
 
-std::string format_duration(double seconds);  // "45s", "4m10s", "1h02m"
+// "45s", "4m10s", "1h02m".
+inline std::string format_duration(double seconds) {
+  return gpuscope::format_duration(seconds, DurationStyle::compact);
+}
 
 }  // namespace gpuscope::bench::detail

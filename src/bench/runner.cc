@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <deque>
 #include <filesystem>
 #include <ostream>
 
@@ -14,17 +13,14 @@
 #include "bench/row_telemetry.h"
 #include "bench/torch_protocol.h"
 #include "gpuscope/bench.h"
+#include "gpuscope/clock.h"
 #include "gpuscope/nvml.h"
-#include "gpuscope/process.h"
+#include "gpuscope/observe.h"
 
 namespace gpuscope::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 bool executable(const std::string& path) {
   return !path.empty() && ::access(path.c_str(), X_OK) == 0 && !std::filesystem::is_directory(path);
@@ -33,41 +29,26 @@ bool executable(const std::string& path) {
 // What one child printed and how it ended.
 struct ChildRun {
   detail::TorchOutput output;
-  ProcessExit exit;
-  std::deque<std::string> stderr_tail;  // the last lines, for reasons
-  Status status;                        // the child could not be started
+  observe::Outcome end;  // end.start_status: the child could not be started
 };
 
 ChildRun run_child(const std::string& bin, const std::vector<std::string>& args, unsigned gpu,
                    double timeout_s, detail::RowSampler* sampler) {
-  ChildRun run;
   detail::TorchLineReader reader;
-  const Clock::time_point t0 = Clock::now();
-  ProcessOptions po;
-  po.argv = {bin};
-  po.argv.insert(po.argv.end(), args.begin(), args.end());
+  observe::Options o;
+  o.argv = {bin};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
   // The sampled GPU is an NVML index; CUDA numbers GPUs the same way only in PCI bus order.
-  po.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
-  if (gpu != 0) po.argv.insert(po.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
-  po.on_stdout_line = [&](std::string_view line) {
-    const double at =
-        sampler ? sampler->now_s() : std::chrono::duration<double>(Clock::now() - t0).count();
-    reader.add(line, at);
-  };
-  po.stderr_mode = StderrMode::lines;
-  po.on_stderr_line = [&](std::string_view line) {
-    run.stderr_tail.emplace_back(line);
-    if (run.stderr_tail.size() > 5) run.stderr_tail.pop_front();
-  };
-  po.own_process_group = true;  // Ctrl-C reaches us only, and we forward it once
-  po.forward_interrupts = true;
-  po.timeout_seconds = timeout_s;
-  auto exit = run_process(std::move(po));
-  if (!exit.ok()) {
-    run.status = exit.status();
-  } else {
-    run.exit = *exit;
-  }
+  o.env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+  if (gpu != 0) o.argv.insert(o.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
+  if (sampler) o.clock = [sampler] { return sampler->now_s(); };
+  o.on_json_line = [&reader](const observe::JsonLine& line) { reader.add(line); };
+  o.stderr_mode = StderrMode::lines;
+  o.stderr_tail_lines = 5;                      // the last lines, for reasons
+  o.interrupts = observe::Interrupts::forward;  // Ctrl-C reaches us only, and we forward it once
+  o.timeout_seconds = timeout_s;
+  ChildRun run;
+  run.end = observe::run(std::move(o));
   run.output = reader.output();
   return run;
 }
@@ -83,21 +64,21 @@ class BenchRun {
   Row run_row(const RowSpec& spec, bool* interrupted) {
     Row row;
     row.spec = spec;
-    const int before = interrupts();
     const double t0 = sampler_ ? sampler_->now_s() : 0;
     ChildRun child = run_child(o_.torch_bin, spec.torch_args(), o_.gpu, o_.row_timeout_s, sampler_);
-    *interrupted = interrupts() > before;
-    if (!child.status.ok()) {
+    *interrupted = child.end.interrupted;
+    if (!child.end.started()) {
       row.skipped = true;
       row.skip_code = "failed";
-      row.skip_reason = child.status.message();
+      row.skip_reason = child.end.start_status.message();
       return row;
     }
-    row.wall_seconds = child.exit.wall_seconds;
-    detail::fill_row(child.output, child.exit.exit_code, child.exit.term_signal,
-                     child.exit.timed_out, *interrupted, row);
-    if (row.skipped && row.skip_code == "failed" && !child.stderr_tail.empty()) {
-      row.skip_reason += " (stderr: " + child.stderr_tail.back() + ")";
+    const ProcessExit& exit = child.end.exit;
+    row.wall_seconds = exit.wall_seconds;
+    detail::fill_row(child.output, exit.exit_code, exit.term_signal, exit.timed_out, *interrupted,
+                     row);
+    if (row.skipped && row.skip_code == "failed" && !child.end.stderr_tail.empty()) {
+      row.skip_reason += " (stderr: " + child.end.stderr_tail.back() + ")";
     }
     if (sampler_ && !row.skipped) {
       const double t1 = sampler_->now_s();
@@ -118,22 +99,21 @@ class BenchRun {
     GuardRun g;
     g.model = model;
     g.mode = mode;
-    const int before = interrupts();
     std::vector<std::string> args = {"--task", "guard", "--model", model,
                                      "--mode", mode,    "--seed",  std::to_string(o_.guard_seed)};
     if (steps) args.insert(args.end(), {"--guard-steps", std::to_string(*steps)});
     args.insert(args.end(), extra.begin(), extra.end());
     ChildRun child = run_child(o_.torch_bin, args, o_.gpu, o_.row_timeout_s, nullptr);
-    *interrupted = interrupts() > before;
+    *interrupted = child.end.interrupted;
     const bool partial = child.output.result && child.output.result->value("partial", false);
-    if (!child.status.ok()) {
-      g.result = {Verdict::unknown, child.status.message()};
-    } else if (child.exit.exit_code == 2 && !child.output.result) {
+    if (!child.end.started()) {
+      g.result = {Verdict::unknown, child.end.start_status.message()};
+    } else if (child.end.exit.exit_code == 2 && !child.output.result) {
       g.result = {Verdict::unknown, "this gpuscope-torch has no --task guard (exit code 2)"};
     } else if (child.output.skipped_code) {
       g.result = {Verdict::unknown, "guard skipped: " + child.output.skipped_reason.value_or("")};
-    } else if (!child.exit.success()) {
-      g.result = {Verdict::unknown, "guard run failed: " + child.exit.describe()};
+    } else if (!child.end.exit.success()) {
+      g.result = {Verdict::unknown, "guard run failed: " + child.end.exit.describe()};
     } else if (partial) {
       // Not a curve to judge, nor to keep for a resumed run.
       g.result = {Verdict::unknown, "the guard run was stopped early (partial result)"};
@@ -247,7 +227,7 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
   result.planned = rows.size();
   result.torch_bin = o.torch_bin;
   result.gpu_index = o.gpu;
-  result.started_unix_s = unix_now();
+  result.started_unix_s = unix_now_s();
   result.guard_enabled = o.guard;
   result.guard_seed = o.guard_seed;
 

@@ -23,6 +23,13 @@ std::string text(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 void TorchLineReader::add(std::string_view line, double arrival_s) {
+  const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+  add(observe::JsonLine{line, parsed.is_object() ? &parsed : nullptr, arrival_s});
+}
+
+void TorchLineReader::add(const observe::JsonLine& l) {
+  const std::string_view line = l.text;
+  const double arrival_s = l.received_s;
   ++out_.lines;
   if (out_.malformed) return;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
@@ -30,8 +37,8 @@ void TorchLineReader::add(std::string_view line, double arrival_s) {
     std::string shown(line.substr(0, 80));
     out_.malformed = fmt::format("line {}: {} ({})", out_.lines, why, shown);
   };
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+  if (l.object == nullptr) return bad("not a JSON object");
+  const nlohmann::json& j = *l.object;
   if (!j.contains("v") || !j["v"].is_number_integer()) return bad("no protocol version \"v\"");
   if (j["v"].get<int>() != kTorchProtocolVersion) {
     return bad(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/observe.h"
 
 namespace gpuscope::bench::detail {
 
@@ -35,6 +36,8 @@ class TorchLineReader {
  public:
   // `arrival_s`: when the line was read, on the sampler's clock.
   void add(std::string_view line, double arrival_s);
+  // The same, for a line the observe reader has parsed (received_s on the sampler's clock).
+  void add(const observe::JsonLine& line);
   const TorchOutput& output() const { return out_; }
 
  private:

@@ -1,5 +1,5 @@
-// Runs the workers (one thread each, waiting on its child), the telemetry sampler, and the
-// progress callback; then aggregates.
+// Runs the workers (observed processes, each read on its own thread), the telemetry sampler, and
+// the progress callback; then aggregates.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,7 +12,8 @@
 #include "burn/telemetry.h"
 #include "gpuscope/burn.h"
 #include "gpuscope/exit_codes.h"
-#include "gpuscope/process.h"
+#include "gpuscope/host.h"
+#include "gpuscope/observe.h"
 #include "gpuscope/version.h"
 
 namespace gpuscope::burn {
@@ -22,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kStderrLinesKept = 20;
 constexpr auto kProgressPeriod = std::chrono::milliseconds(250);
 
-// One worker while it runs; the thread waiting on it writes, the calling thread reads.
+// One worker while it runs; its reader thread writes, the calling thread reads.
 struct Live {
   std::mutex mutex;
   detail::WorkerRun run;
@@ -115,12 +116,6 @@ TargetProgress progress_of(const std::string& label, const detail::WorkerRun& ru
   return p;
 }
 
-std::string hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return {};
-  return name;
-}
-
 }  // namespace
 
 Result<Report> run(const nvml::Session& session, const SystemInfo& info, const Plan& plan,
@@ -152,38 +147,52 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
   const double timeout = options.worker_timeout_seconds.value_or(default_timeout(options));
 
   std::vector<std::unique_ptr<Live>> live;
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<observe::Process>> workers;
   for (const Target& target : plan.targets) {
     live.push_back(std::make_unique<Live>());
     Live& state = *live.back();
-    ProcessOptions po;
-    po.argv = argv;
-    po.set_env = {{"CUDA_VISIBLE_DEVICES", target.visible_devices}};
-    po.own_process_group = true;  // Ctrl-C reaches the workers once, through the forwarding
-    po.forward_interrupts = options.forward_interrupts;
-    po.timeout_seconds = timeout;
-    po.stderr_mode = StderrMode::lines;
-    po.on_stdout_line = [&state, origin](std::string_view line) {
-      const double t = std::chrono::duration<double>(Clock::now() - origin).count();
+    observe::Options o;
+    o.argv = argv;
+    o.visible_devices = target.visible_devices;
+    // Ctrl-C reaches the workers once, through the forwarding; without it, only the timeout.
+    o.interrupts =
+        options.forward_interrupts ? observe::Interrupts::forward : observe::Interrupts::isolate;
+    o.timeout_seconds = timeout;
+    o.stderr_mode = StderrMode::lines;
+    o.clock = [origin] { return std::chrono::duration<double>(Clock::now() - origin).count(); };
+    o.on_json_line = [&state](const observe::JsonLine& line) {
       std::lock_guard lock(state.mutex);
-      (void)detail::add_line(state.run.stream, line, t);  // bad lines are counted in the stream
+      // Bad lines are counted in the stream.
+      (void)detail::add_line(state.run.stream, line.text, line.received_s);
     };
-    po.on_stderr_line = [&state](std::string_view line) {
+    o.on_stderr_line = [&state](std::string_view line) {
       std::lock_guard lock(state.mutex);
       state.run.stderr_tail.emplace_back(line);
       if (state.run.stderr_tail.size() > kStderrLinesKept) state.run.stderr_tail.pop_front();
     };
-    threads.emplace_back([&state, po = std::move(po)]() mutable {
-      Result<ProcessExit> exit = run_process(std::move(po));
+    auto started = observe::Process::start(std::move(o));
+    if (started.ok()) {
+      workers.push_back(std::move(started).value());
+    } else {
+      workers.emplace_back();
       std::lock_guard lock(state.mutex);
-      if (exit.ok()) {
-        state.run.exit = *exit;
-      } else {
-        state.run.start_status = exit.status();
-      }
+      state.run.start_status = started.status();
       state.finished = true;
-    });
+    }
   }
+  // A worker that has ended: how, into its state.
+  auto collect = [&](std::size_t i) {
+    if (!workers[i] || !workers[i]->done()) return;
+    const observe::Outcome end = workers[i]->wait();
+    workers[i].reset();
+    std::lock_guard lock(live[i]->mutex);
+    if (end.started()) {
+      live[i]->run.exit = end.exit;
+    } else {
+      live[i]->run.start_status = end.start_status;
+    }
+    live[i]->finished = true;
+  };
 
   for (;;) {
     Progress snapshot;
@@ -191,6 +200,7 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
     snapshot.interrupted = forwarding && InterruptForwarding::signals_received() > 0;
     bool all_finished = true;
     for (std::size_t i = 0; i < live.size(); ++i) {
+      collect(i);
       std::lock_guard lock(live[i]->mutex);
       all_finished = all_finished && live[i]->finished;
       snapshot.targets.push_back(
@@ -200,12 +210,11 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
     if (all_finished) break;
     std::this_thread::sleep_for(kProgressPeriod);
   }
-  for (std::thread& t : threads) t.join();
   sampler.stop();
 
   Report report;
   report.gpuscope_version = std::string(version());
-  report.hostname = info.hostname.empty() ? hostname() : info.hostname;
+  report.hostname = info.hostname.empty() ? host_name() : info.hostname;
   report.driver_version = info.driver_version;
   report.cuda_driver_version = info.cuda_driver_version;
   report.options = options;

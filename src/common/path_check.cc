@@ -188,7 +188,8 @@ std::optional<std::string> foreign_output(const PathUse& use) {
 bool written_by_gpuscope(const std::string& path, OutputKind kind) {
   switch (kind) {
     case OutputKind::bench_json:
-      return document_kind(path) == "gpuscope.bench";
+      return document_kind(path) == "gpuscope.bench" ||
+             document_kind(path) == "gpuscope.bench.share";
     case OutputKind::report_json:
       return document_kind(path) == "gpuscope.report";
     case OutputKind::study_json:

@@ -285,6 +285,34 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::start(ProcessOptions options
   return std::unique_ptr<ChildProcess>(new ChildProcess(std::move(state)));
 }
 
+Result<pid_t> spawn_detached(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd) {
+  if (argv.empty() || argv.front().empty()) {
+    return Status(Code::invalid_argument, "no program to run (empty argv)");
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes,
+                           static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF));
+  std::vector<std::string> argv_strings = argv;
+  std::vector<char*> args = c_strings(argv_strings);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) {
+    return Status(Code::internal, fmt::format("{}: {}", argv.front(), std::strerror(rc)));
+  }
+  return pid;
+}
+
 Status ChildProcess::send_signal(int signal) {
   std::lock_guard lock(state_->mutex);
   if (state_->reaped) return {};

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "gpuscope/host.h"
 #include "gpuscope/info.h"
 #include "gpuscope/version.h"
 
@@ -220,9 +221,8 @@ Result<GpuInfo> read_gpu(const nvml::Device& device, const CudaInventory& cuda) 
 }
 
 std::string hostname() {
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
-  return buffer;
+  const std::string name = host_name();
+  return name.empty() ? "unknown" : name;
 }
 
 bool is_index(const std::string& text) {

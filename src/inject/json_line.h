@@ -6,12 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include "gpuscope/json_text.h"
+
 namespace gpuscope::inject {
 
-// Appends `text` to `out` as a quoted JSON string. Valid UTF-8 passes through; control
-// characters, '"' and '\\' are escaped; each byte that is not part of valid UTF-8 becomes
-// U+FFFD, so the line always parses.
-void append_json_string(std::string& out, std::string_view text);
+// gpuscope_common's (gpuscope/json_text.h): valid UTF-8 through, control characters escaped,
+// each byte that is not valid UTF-8 as U+FFFD, so the line always parses.
+using ::gpuscope::append_json_string;
 
 // Converts a wide (UTF-32 on Linux) string to UTF-8; invalid code points become U+FFFD.
 std::string wide_to_utf8(const wchar_t* text);

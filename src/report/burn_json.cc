@@ -1,16 +1,12 @@
 #include "gpuscope/burn_report.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/json.h"
 #include "gpuscope/process.h"
 
 namespace gpuscope {
 namespace {
 
 using json = nlohmann::json;
-
-template <typename T>
-void put(json& j, const char* key, const std::optional<T>& value) {
-  if (value) j[key] = *value;
-}
 
 void put_text(json& j, const char* key, const std::string& value) {
   if (!value.empty()) j[key] = value;

@@ -1,14 +1,10 @@
 #include "gpuscope/info_report.h"
+#include "gpuscope/json.h"
 
 namespace gpuscope {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-void put(json& object, const char* key, const std::optional<T>& value) {
-  if (value) object[key] = *value;
-}
 
 std::string fmt_cc(int major, int minor) {
   return std::to_string(major) + "." + std::to_string(minor);

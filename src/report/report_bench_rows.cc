@@ -20,6 +20,7 @@ BenchRows collect_bench_rows(const ReportBuilder& builder) {
     std::map<std::tuple<int, std::string, std::string, std::string>, LossCurve> curves;
     for (const store::Measurement& m : run.measurements) {
       if (m.tags.is_object() && m.tags.contains("power_limit_w")) continue;  // a sweep point
+      if (m.tags.is_object() && m.tags.contains("share_mode")) continue;     // bench --share's
       bool known = m.name == names::kSamplesPerS || m.name == names::kPeakMemory ||
                    m.name == names::kEnergyPerSample || m.name == names::kLoss;
       if (!known) continue;

@@ -76,6 +76,7 @@ Document build_report(const std::vector<store::RunData>& runs, const ReportOptio
   detail::add_comparison_section(builder);
   detail::add_telemetry_section(builder);
   detail::add_bench_section(builder);
+  detail::add_share_section(builder);
   detail::add_sweep_section(builder);
   detail::add_trace_section(builder);
   detail::add_systems_section(builder);

@@ -77,6 +77,8 @@ void add_burn_section(ReportBuilder& builder);
 void add_comparison_section(ReportBuilder& builder);
 void add_telemetry_section(ReportBuilder& builder);
 void add_bench_section(ReportBuilder& builder);
+// bench --share's trials (report_share.cc): measurements tagged share_mode.
+void add_share_section(ReportBuilder& builder);
 void add_sweep_section(ReportBuilder& builder);
 void add_trace_section(ReportBuilder& builder);
 void add_systems_section(ReportBuilder& builder);

@@ -49,6 +49,8 @@ bool known_measurement(const std::string& name) {
                                                n::kSamplesPerS,
                                                n::kPeakMemory,
                                                n::kEnergyPerSample,
+                                               "share_gain",
+                                               "share_fairness",
                                                n::kLoss};
   return kKnown.count(name) > 0;
 }

@@ -1,6 +1,7 @@
 // The "gpuscope.records" JSON format: runs as plain JSON, for fixtures and exchange.
 #include <fmt/format.h>
 
+#include "gpuscope/json.h"
 #include "gpuscope/store.h"
 #include "store/json_fields.h"
 #include "store/record_json.h"
@@ -10,11 +11,6 @@ namespace {
 
 using detail::JsonFields;
 using nlohmann::json;
-
-template <typename T>
-void put(json& object, const char* key, const std::optional<T>& value) {
-  if (value) object[key] = *value;
-}
 
 json run_to_json(const RunRecord& r) {
   json out = {{"id", r.id},

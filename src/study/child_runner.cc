@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "gpuscope/exit_codes.h"
-#include "gpuscope/process.h"
+#include "gpuscope/observe.h"
 #include "gpuscope/study.h"
 #include "study/json_file.h"
 
@@ -36,7 +36,7 @@ class ChildRunner final : public StepRunner {
 
   ChildEnd run(const Step& step, const StepFiles& files) override {
     ChildEnd end;
-    ProcessOptions options;
+    observe::Options options;
     options.argv.push_back(program_);
     for (const std::string& arg : step.args) {
       options.argv.push_back(replace_all(replace_all(arg, "{json}", files.json.string()), "{store}",
@@ -65,19 +65,18 @@ class ChildRunner final : public StepRunner {
     // A step past its time gets SIGTERM and this long to stop cleanly before SIGKILL: bench
     // stops its current row (the child ends its window) and still writes the rows it finished.
     options.kill_grace_seconds = kStepKillGraceSeconds;
-    options.own_process_group = true;
-    options.forward_interrupts = true;
+    options.interrupts = observe::Interrupts::forward;
 
-    const int signals_before = InterruptForwarding::signals_received();
-    auto exit = run_process(std::move(options));
+    const observe::Outcome outcome = observe::run(std::move(options));
     out.close();
-    end.interrupted = InterruptForwarding::signals_received() > signals_before;
-    if (!exit.ok()) {
-      end.exit_code = command_start_exit_code(exit.status()).value_or(kExitError);
-      end.stderr_tail = exit.status().message();
-      log << "gpuscope study: cannot start the step: " << exit.status().message() << '\n';
+    end.interrupted = outcome.interrupted;
+    if (!outcome.started()) {
+      end.exit_code = outcome.command_exit_code().value_or(kExitError);
+      end.stderr_tail = outcome.start_status.message();
+      log << "gpuscope study: cannot start the step: " << outcome.start_status.message() << '\n';
       return end;
     }
+    const ProcessExit* exit = &outcome.exit;
     end.exit_code = exit->exit_code;
     end.term_signal = exit->term_signal;
     end.timed_out = exit->timed_out;

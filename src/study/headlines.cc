@@ -266,6 +266,16 @@ void add_guard_problems(const json& bench_document, int gpu, Headlines& out) {
 }
 
 void add_bench_answers(const json& bench_document, int gpu, Headlines& out) {
+  if (bench_document.is_object() &&
+      bench_document.value("kind", json()) == "gpuscope.bench.share") {
+    if (!bench_document.contains("shares") || !bench_document["shares"].is_array()) return;
+    for (const json& share : bench_document["shares"]) {
+      if (!share.is_object()) continue;
+      out.sharing.push_back(
+          fmt::format("GPU {} {}: {}", gpu, text(share, "workload"), text(share, "answer")));
+    }
+    return;
+  }
   add_guard_problems(bench_document, gpu, out);
   const json answers = bench_answers(bench_document);
   if (!answers.is_array()) return;
@@ -386,17 +396,19 @@ json summary_to_json(const State& state, const Headlines& h, const fs::path& dir
                         {"code", p.code},
                         {"text", p.text}});
   }
-  return {{"schema_version", kSummarySchemaVersion},
-          {"kind", "gpuscope.study"},
-          {"dir", dir.string()},
-          {"status",
-           interrupted ? "interrupted" : (any_failed ? "finished_with_failures" : "finished")},
-          {"level", level_name(state.options.level)},
-          {"note", state.note},
-          {"report", interrupted ? json() : json((dir / "report.html").string())},
-          {"store", interrupted ? json() : json((dir / "gpuscope.db").string())},
-          {"steps", steps},
-          {"answers", {{"compute", compute}, {"models", models}, {"problems", problems}}}};
+  return {
+      {"schema_version", kSummarySchemaVersion},
+      {"kind", "gpuscope.study"},
+      {"dir", dir.string()},
+      {"status",
+       interrupted ? "interrupted" : (any_failed ? "finished_with_failures" : "finished")},
+      {"level", level_name(state.options.level)},
+      {"note", state.note},
+      {"report", interrupted ? json() : json((dir / "report.html").string())},
+      {"store", interrupted ? json() : json((dir / "gpuscope.db").string())},
+      {"steps", steps},
+      {"answers",
+       {{"compute", compute}, {"models", models}, {"sharing", h.sharing}, {"problems", problems}}}};
 }
 
 std::string headlines_text(const State& state, const Headlines& h) {
@@ -428,6 +440,10 @@ std::string headlines_text(const State& state, const Headlines& h) {
                            ? mode_text(m.most_efficient, true)
                            : "n/a (no energy measured)");
     out << fmt::format("    least memory:   {}\n", mode_text(m.smallest_memory, false));
+  }
+  if (!h.sharing.empty()) {
+    out << "\nSharing one GPU (bench --share):\n";
+    for (const std::string& answer : h.sharing) out << "  " << answer << '\n';
   }
   out << "\nProblems found:\n";
   bool none = true;

@@ -197,6 +197,27 @@ Result<std::vector<Step>> build_plan(const Options& options, const Machine& mach
     bench.timeout_seconds = s.bench_timeout;
     plan.push_back(bench);
 
+    if (options.level == Level::full) {
+      // Whether this GPU is better shared (issue 17): small-batch training leaves much of a big
+      // GPU idle. ~1.5 min per model on an H100 (6 trials, each a few seconds of start-up).
+      Step share;
+      share.id = "share-gpu" + index;
+      share.kind = StepKind::bench;
+      share.gpu = gpu.index;
+      share.title = "share " + gpu_title(gpu) + ": 1, 2, 4 training copies, time-sliced and MPS";
+      share.args = {"bench",         "--model", "resnet50,vit_b16,gpt2",
+                    "--task",        "train",   "--mode",
+                    "amp_bf16",      "--batch", "8",
+                    "--share",       "1,2,4",   "--share-mode",
+                    "timeslice,mps", "--gpu",   index,
+                    "--json",        "{json}",  "--store",
+                    "{store}"};
+      share.json_on_stdout = false;
+      share.estimate_seconds = 300;
+      share.timeout_seconds = 900;
+      plan.push_back(share);
+    }
+
     Step sweep;
     sweep.id = "sweep-gpu" + index;
     sweep.kind = StepKind::sweep;

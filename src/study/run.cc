@@ -163,13 +163,6 @@ StepRecord classify_step_end(const Step& step, const ChildEnd& end) {
   return r;
 }
 
-std::string format_duration(double seconds) {
-  long total = std::lround(std::max(0.0, seconds));
-  long h = total / 3600, m = (total / 60) % 60, s = total % 60;
-  if (h > 0) return fmt::format("{}:{:02}:{:02}", h, m, s);
-  return fmt::format("{}:{:02}", m, s);
-}
-
 double estimate_remaining(const State& state, const std::string& current_step_id,
                           double current_elapsed_seconds, double current_done_fraction) {
   double measured = 0, estimated = 0;

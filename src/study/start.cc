@@ -15,7 +15,6 @@ using nlohmann::json;
 constexpr int kExitNoGpu = 3;  // gpuscope's exit code for "no driver / no GPU" (exit_codes.h)
 
 Status check_new_dir(const StartRequest& request) {
-  GPUSCOPE_RETURN_IF_ERROR(require_folder(request.dir, "-o"));
   switch (classify_dir(request.dir)) {
     case DirKind::study:
       if (request.force) return {};
@@ -30,7 +29,7 @@ Status check_new_dir(const StartRequest& request) {
                                 "pass --force to write into it",
                                 request.dir.string()));
     case DirKind::not_a_folder:
-      return not_a_folder(request.dir);
+      return require_folder(request.dir, "-o");
     case DirKind::absent_or_empty:
     default:
       return {};

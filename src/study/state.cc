@@ -225,13 +225,6 @@ Status check_same_machine(const State& state, const Machine& now) {
   return {};
 }
 
-Status not_a_folder(const fs::path& dir) {
-  return Status(Code::invalid_argument,
-                fmt::format("{} is a file, not a folder: -o must be a folder (a new or empty one, "
-                            "made if missing); choose another path",
-                            dir.string()));
-}
-
 DirKind classify_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return DirKind::absent_or_empty;

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <ostream>
 #include <string>
 
+#include "common/guardian.h"
 #include "gpuscope/sweep.h"
 #include "sweep/journal.h"
 
@@ -87,6 +89,13 @@ Result<int> restore_leftover_limits(const std::string& state_dir, std::ostream& 
   }
   if (!failure.ok()) return failure;
   return restored;
+}
+
+int run_guardian(const std::string& state_dir, pid_t sweep_pid) {
+  return gpuscope::detail::guardian_main([&] {
+    auto restored = restore_leftover_limits(state_dir, std::cerr, sweep_pid);
+    return restored.ok() ? 0 : 1;
+  });
 }
 
 }  // namespace gpuscope::sweep

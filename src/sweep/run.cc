@@ -14,9 +14,10 @@
 #include <ostream>
 #include <thread>
 
+#include "common/guardian.h"
+#include "gpuscope/clock.h"
 #include "gpuscope/sweep.h"
 #include "gpuscope/telemetry.h"
-#include "sweep/guardian.h"
 #include "sweep/journal.h"
 #include "sweep/limit_guard.h"
 #include "sweep/workload.h"
@@ -53,10 +54,6 @@ class SignalWatch {
   static inline volatile std::sig_atomic_t received_ = 0;
   std::array<struct sigaction, 3> old_{};
 };
-
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // The samples of every swept GPU, appended by the sampler's thread.
 class Recording {
@@ -404,7 +401,7 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
   GPUSCOPE_RETURN_IF_ERROR(detail::ensure_state_dir(result.state_dir));
   // Declared first so that it outlives the locks: when its pipe closes, it must be able to take
   // them to restore what this process could not.
-  std::unique_ptr<detail::Guardian> guardian;
+  std::unique_ptr<gpuscope::detail::Guardian> guardian;
   std::vector<std::unique_ptr<detail::GpuLock>> locks;
   for (const Target& t : targets) {
     auto lock = detail::GpuLock::acquire(result.state_dir, t.prior.uuid, false);
@@ -413,7 +410,7 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
   }
   SignalWatch signals;  // before anything changes: a signal now is a stop, not a death
   if (!options.guardian_argv.empty()) {
-    auto started = detail::Guardian::start(options.guardian_argv);
+    auto started = gpuscope::detail::Guardian::start(options.guardian_argv, "the sweep's guardian");
     if (!started.ok()) return started.status();
     guardian = std::move(started).value();
   }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "gpuscope/host.h"
 #include "gpuscope/store.h"
 #include "gpuscope/sweep.h"
 #include "gpuscope/version.h"
@@ -37,8 +38,7 @@ store::RunData sweep_to_run(const SweepResult& result, const std::string& comman
   run.run.kind = "sweep";
   run.run.started_unix_s = result.started_unix_s;
   run.run.ended_unix_s = result.started_unix_s + result.wall_s;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) run.run.host = host;
+  run.run.host = host_name();
   run.run.command_line = command_line;
   run.run.gpuscope_version = std::string(version());
   for (const GpuPrior& g : result.gpus) {

@@ -1,20 +1,16 @@
 #include "sweep/workload.h"
 
-#include <csignal>
 #include <mutex>
 #include <ostream>
-#include <thread>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 namespace gpuscope::sweep::detail {
 
-std::optional<double> parse_samples_per_second(std::string_view line) {
-  const auto start = line.find_first_not_of(" \t\r");
-  if (start == std::string_view::npos || line[start] != '{') return std::nullopt;
-  const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object()) return std::nullopt;
+namespace {
+
+std::optional<double> samples_per_second(const nlohmann::json& json) {
   const auto it = json.find("samples_per_second");
   if (it == json.end() || !it->is_number()) return std::nullopt;
   const double rate = it->get<double>();
@@ -22,11 +18,20 @@ std::optional<double> parse_samples_per_second(std::string_view line) {
   return rate;
 }
 
-struct Workload::State {
+}  // namespace
+
+std::optional<double> parse_samples_per_second(std::string_view line) {
+  const auto start = line.find_first_not_of(" \t\r");
+  if (start == std::string_view::npos || line[start] != '{') return std::nullopt;
+  const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return std::nullopt;
+  return samples_per_second(json);
+}
+
+struct Workload::State : observe::Watcher {
   std::chrono::steady_clock::time_point origin;
   std::ostream* passthrough = nullptr;
-  std::unique_ptr<ChildProcess> child;
-  std::thread waiter;
+  std::unique_ptr<observe::Process> process;
   mutable std::mutex mutex;
   std::vector<std::pair<double, double>> rates;  // (seconds since origin, samples/s)
   std::optional<ProcessExit> exit;
@@ -34,6 +39,11 @@ struct Workload::State {
 
   double now_s() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin).count();
+  }
+  void started(pid_t) override {}
+  void ended(const ProcessExit& end) override {
+    std::lock_guard lock(mutex);
+    exit = end;
   }
 };
 
@@ -44,26 +54,21 @@ Result<std::unique_ptr<Workload>> Workload::start(const std::vector<std::string>
   state->origin = origin;
   state->passthrough = &passthrough;
   State* s = state.get();
-  ProcessOptions options;
+  observe::Options options;
   options.argv = command;
-  options.own_process_group = true;
-  options.on_stdout_line = [s](std::string_view line) {
-    const auto rate = parse_samples_per_second(line);
+  options.interrupts = observe::Interrupts::isolate;  // the sweep stops it (stop())
+  options.clock = [s] { return s->now_s(); };
+  options.on_json_line = [s](const observe::JsonLine& line) {
+    const auto rate = line.object ? samples_per_second(*line.object) : std::nullopt;
     std::lock_guard lock(s->mutex);
     if (rate) {
-      s->rates.emplace_back(s->now_s(), *rate);
+      s->rates.emplace_back(line.received_s, *rate);
     } else {
-      *s->passthrough << line << '\n';
+      *s->passthrough << line.text << '\n';
     }
   };
-  auto child = ChildProcess::start(std::move(options));
-  if (!child.ok()) return child.status();
-  state->child = std::move(child).value();
-  state->waiter = std::thread([s] {
-    auto exit = s->child->wait();
-    std::lock_guard lock(s->mutex);
-    s->exit = exit.ok() ? *exit : ProcessExit{};
-  });
+  options.watchers = {s};
+  GPUSCOPE_ASSIGN_OR_RETURN(state->process, observe::Process::start(std::move(options)));
   return std::unique_ptr<Workload>(new Workload(std::move(state)));
 }
 
@@ -94,13 +99,7 @@ std::optional<ProcessExit> Workload::ended() const {
 void Workload::stop() noexcept {
   if (state_ == nullptr || state_->stopped) return;
   state_->stopped = true;
-  (void)state_->child->send_signal(SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!ended() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (!ended()) (void)state_->child->send_signal(SIGKILL);
-  if (state_->waiter.joinable()) state_->waiter.join();
+  (void)state_->process->stop(/*grace_seconds=*/10);
 }
 
 }  // namespace gpuscope::sweep::detail

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuscope/process.h"
+#include "gpuscope/observe.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::sweep::detail {
@@ -20,7 +20,7 @@ std::optional<double> parse_samples_per_second(std::string_view line);
 class Workload {
  public:
   // Starts `command` (its own process group, stdin /dev/null); times are seconds since
-  // `origin`. Fails as ChildProcess::start does.
+  // `origin`. Fails as observe::Process::start does.
   static Result<std::unique_ptr<Workload>> start(const std::vector<std::string>& command,
                                                  std::chrono::steady_clock::time_point origin,
                                                  std::ostream& passthrough);

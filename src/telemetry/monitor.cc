@@ -14,13 +14,14 @@
 #include <ostream>
 #include <thread>
 
+#include "gpuscope/host.h"
 #include "gpuscope/monitor.h"
+#include "gpuscope/observe.h"
 #include "gpuscope/option_checks.h"
 #include "gpuscope/version.h"
 #include "telemetry/lines_sink.h"
 #include "telemetry/live_state.h"
 #include "telemetry/live_view.h"
-#include "telemetry/process_tree.h"
 #include "telemetry/recorder.h"
 
 namespace gpuscope::telemetry {
@@ -33,12 +34,6 @@ std::string default_command_line(const std::vector<std::string>& command) {
   if (!command.empty()) line += " --";
   for (const std::string& word : command) line += " " + word;
   return line;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
 }
 
 Status validate(const MonitorOptions& o) {
@@ -113,17 +108,18 @@ class Warnings {
   std::vector<std::string> held_;
 };
 
-// The observed command, started and waited for on its own thread.
+// The observed command; its output is read, and it is waited for, on the reader thread of its
+// observe::Process.
 class Command {
  public:
   Status start(const std::vector<std::string>& argv,
                const std::vector<std::pair<std::string, std::string>>& env, detail::LiveState* live,
                std::ostream& out, std::ostream* stdout_to) {
-    ProcessOptions po;
+    observe::Options po;
     po.argv = argv;
-    po.set_env = env;
-    po.own_process_group = true;  // a terminal's Ctrl-C reaches us, and we forward it once
-    po.forward_interrupts = true;
+    po.env = env;
+    po.interrupts = observe::Interrupts::forward;  // a terminal's Ctrl-C reaches us, and we
+                                                   // forward it once
     po.linger_seconds = 0.5;
     if (live != nullptr) {
       // While the live view owns the screen, the command's lines go to its output pane; after
@@ -146,48 +142,38 @@ class Command {
         *stdout_to << line << '\n' << std::flush;
       };
     }
-    auto child = ChildProcess::start(std::move(po));
-    if (!child.ok()) {
+    auto process = observe::Process::start(std::move(po));
+    if (!process.ok()) {
       // The system refused the program that check_program found (an unknown binary format):
       // its outcome is what a shell answers, and the session ends as for a command that exited.
-      const std::optional<int> code = command_start_exit_code(child.status());
-      if (!code) return child.status();
+      const std::optional<int> code = command_start_exit_code(process.status());
+      if (!code) return process.status();
       ProcessExit refused;
       refused.exit_code = *code;
-      exit_ = refused;
-      start_error_ = child.status().message();
-      done_ = true;
+      refused_ = refused;
+      start_error_ = process.status().message();
       return Status{};
     }
-    child_ = std::move(child).value();
-    pid_ = child_->pid();
-    waiter_ = std::thread([this] {
-      exit_ = child_->wait();
-      done_ = true;
-    });
+    process_ = std::move(process).value();
     return Status{};
   }
-  ~Command() {
-    if (waiter_.joinable()) waiter_.join();
-  }
-  pid_t pid() const { return pid_; }
-  bool done() const { return done_; }
+  pid_t pid() const { return process_ ? process_->pid() : 0; }
+  bool done() const { return !process_ || process_->done(); }
   void view_closed() { view_open_ = false; }
   const std::optional<std::string>& start_error() const { return start_error_; }
   Result<ProcessExit> join() {
-    if (waiter_.joinable()) waiter_.join();
-    return exit_;
+    if (!process_) return refused_;
+    observe::Outcome end = process_->wait();
+    if (!end.started()) return end.start_status;
+    return end.exit;
   }
 
  private:
-  std::unique_ptr<ChildProcess> child_;
-  pid_t pid_ = 0;
-  std::thread waiter_;
-  std::atomic<bool> done_{false};
+  std::unique_ptr<observe::Process> process_;
   std::atomic<bool> view_open_{true};
   detail::LiveState* live_ = nullptr;
   std::mutex out_mutex_;
-  Result<ProcessExit> exit_ = Status(Code::internal, "the command was not waited for");
+  ProcessExit refused_;
   std::optional<std::string> start_error_;
 };
 
@@ -246,7 +232,7 @@ Result<MonitorResult> run_monitor(const nvml::Session& session, const MonitorOpt
   if (with_command) {
     is_command_pid = [&command_pid](unsigned pid) {
       const pid_t root = command_pid.load();
-      return root > 0 && detail::descends_from(static_cast<pid_t>(pid), root);
+      return root > 0 && observe::descends_from(static_cast<pid_t>(pid), root);
     };
   }
   Warnings warnings(err);

@@ -1,4 +1,5 @@
 #include "telemetry/sample_json.h"
+#include "gpuscope/json.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +9,6 @@ namespace gpuscope::telemetry::detail {
 namespace {
 
 using nlohmann::json;
-
-void put(json& j, const char* key, const std::optional<double>& v) {
-  if (v && std::isfinite(*v)) j[key] = *v;
-}
 
 double joules_to_wh(double j) {
   return j / 3600.0;

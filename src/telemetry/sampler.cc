@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "gpuscope/clock.h"
 #include "gpuscope/option_checks.h"
 #include "gpuscope/telemetry.h"
 #include "telemetry/gpu_reader.h"
@@ -27,10 +28,6 @@ double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // An index: digits only, and few enough that std::stoul cannot overflow (a longer one names no

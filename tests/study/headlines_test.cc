@@ -291,3 +291,35 @@ TEST(StudyHeadlines, SummaryJsonSchemaIsPinned) {
 
 }  // namespace
 }  // namespace gpuscope::study
+
+namespace gpuscope::study {
+namespace {
+
+// bench --share's document (the study's sharing step): its answers become the study's, per GPU
+// and workload, in the text and in the summary JSON; a bench document adds none.
+TEST(StudyHeadlines, SharingAnswers) {
+  const json share = {
+      {"kind", "gpuscope.bench.share"},
+      {"schema_version", 1},
+      {"shares",
+       {{{"workload", "resnet50 train amp_bf16 batch=8"},
+         {"answer", "Up to 4 copies pay off (MPS: 1.85x the throughput of one process alone)."}}}}};
+  Headlines h;
+  add_bench_answers(share, 0, h);
+  ASSERT_EQ(h.sharing.size(), 1u);
+  EXPECT_EQ(h.sharing[0],
+            "GPU 0 resnet50 train amp_bf16 batch=8: Up to 4 copies pay off (MPS: 1.85x the "
+            "throughput of one process alone).");
+  EXPECT_TRUE(h.models.empty());
+  State state;
+  EXPECT_THAT(headlines_text(state, h), HasSubstr("Sharing one GPU (bench --share):\n  GPU 0 "
+                                                  "resnet50 train amp_bf16 batch=8: Up to 4"));
+  const json summary = summary_to_json(state, h, "/tmp/s", false);
+  EXPECT_EQ(summary["answers"]["sharing"][0], h.sharing[0]);
+  Headlines none;
+  add_bench_answers(json{{"kind", "gpuscope.bench"}, {"rows", json::array()}}, 0, none);
+  EXPECT_TRUE(none.sharing.empty());
+}
+
+}  // namespace
+}  // namespace gpuscope::study

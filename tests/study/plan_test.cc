@@ -70,6 +70,28 @@ TEST(StudyPlan, BenchFollowsTheBenchContract) {
   EXPECT_EQ((*standard)[2].args[2], "study");
 }
 
+// --full adds the sharing step (issue 17): one small-batch training row per model, 1, 2 and 4
+// copies time-sliced and under MPS; the quick and default studies do not run it.
+TEST(StudyPlan, FullSharesTheGpu) {
+  Options full;
+  full.level = Level::full;
+  Machine one{"node1", {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}}};
+  auto plan = build_plan(full, one);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_THAT(ids(*plan),
+              ElementsAre("info", "burn-gpu0", "bench-gpu0", "share-gpu0", "sweep-gpu0"));
+  const Step& share = (*plan)[3];
+  EXPECT_EQ(share.kind, StepKind::bench);
+  EXPECT_THAT(share.args,
+              ElementsAre("bench", "--model", "resnet50,vit_b16,gpt2", "--task", "train", "--mode",
+                          "amp_bf16", "--batch", "8", "--share", "1,2,4", "--share-mode",
+                          "timeslice,mps", "--gpu", "0", "--json", "{json}", "--store", "{store}"));
+  EXPECT_FALSE(share.json_on_stdout);
+  EXPECT_GE(share.timeout_seconds, share.estimate_seconds);
+  auto standard = build_plan({}, one);
+  EXPECT_THAT(ids(*standard), ElementsAre("info", "burn-gpu0", "bench-gpu0", "sweep-gpu0"));
+}
+
 TEST(StudyPlan, BurnDurationGrowsWithTheLevel) {
   auto burn_duration = [](Level level) {
     Options o;

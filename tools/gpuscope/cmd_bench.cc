@@ -3,12 +3,15 @@
 //                [--warmup N] [--windows N] [--steps N] [--guard on|off] [--guard-steps N] [--list]
 //                [--json FILE|-] [--resume FILE] [--store PATH] [--torch-bin PATH] [--gpu N]
 //                [-- TORCH ARGS...]
+//                [--share N,.. [--share-mode M,..] [--mps-thread-percentage P] [--mps-daemon D]]
+//                (with --share and no row: -- CMD is the command to share; cmd_bench_share.cc)
 #include <fmt/format.h>
 
 #include <fstream>
 #include <iostream>
 #include <optional>
 
+#include "cmd_bench_share.h"
 #include "commands.h"
 #include "gpuscope/bench.h"
 #include "gpuscope/exit_codes.h"
@@ -34,6 +37,7 @@ struct BenchArgs {
   int interval_ms = 100;
   double row_timeout_s = 900;
   std::vector<std::string> extra;
+  ShareArgs share;
 };
 
 Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
@@ -94,7 +98,22 @@ Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
   return rows;
 }
 
+int run_share(const BenchArgs& a) {
+  ShareContext c{{},     {}, a.json, a.store, a.torch_bin, a.gpu, a.interval_ms, a.row_timeout_s,
+                 a.force};
+  if (a.preset.empty() && a.models.empty()) {
+    c.command = a.extra;  // no row: `-- CMD` is the command to share
+  } else {
+    auto rows = rows_from(a);
+    if (!rows.ok()) return report_error(rows.status());
+    c.rows = *rows;
+  }
+  return run_share_command(a.share, c);
+}
+
 int run_bench_command(const BenchArgs& a) {
+  if (int code = run_share_guardian(a.share); code >= 0) return code;
+  if (!a.share.counts.empty()) return run_share(a);
   auto rows = rows_from(a);
   if (!rows.ok()) return report_error(rows.status());
   if (a.list) {
@@ -230,6 +249,7 @@ void add_bench_command(CLI::App& app, Runner& runner) {
       ->check(milliseconds_check({.min_seconds = 0.02, .max_seconds = 10}));
   cmd->add_option("--row-timeout", args->row_timeout_s, "Seconds a row may run (default 900)")
       ->check(seconds_check());
+  add_share_options(cmd, args->share);
   cmd->add_option("extra", args->extra, "-- ARGS...: passed to every gpuscope-torch row")
       ->take_all();
   cmd->callback([&runner, args] { runner = [args] { return run_bench_command(*args); }; });

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/files.h"
+#include "gpuscope/host.h"
 #include "gpuscope/process.h"
 #include "gpuscope/study.h"
 #include "validators.h"
@@ -32,9 +33,8 @@ struct StudyArgs {
 };
 
 std::string hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "host";
-  return name;
+  const std::string name = host_name();
+  return name.empty() ? "host" : name;
 }
 
 std::string default_dir() {
@@ -117,7 +117,6 @@ int run_sample(const StudyArgs& args) {
   if (!sample.ok()) return fail(sample.status());
   if (Status folder = study::require_folder(dir, "-o"); !folder.ok()) return fail(folder);
   const study::DirKind kind = study::classify_dir(dir);
-  if (kind == study::DirKind::not_a_folder) return fail(study::not_a_folder(dir));
   if (kind == study::DirKind::other && !args.force) {
     return fail(Status(Code::invalid_argument,
                        fmt::format("{} is not empty and holds no study; choose another -o DIR, "

@@ -19,10 +19,6 @@ std::string command_line() {
   return all;
 }
 
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 Result<StoreOption> StoreOption::open(const std::string& path) {
   StoreOption option;
   if (path.empty()) return option;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gpuscope/clock.h"
 #include "gpuscope/status.h"
 #include "gpuscope/store.h"
 
@@ -14,9 +15,6 @@ namespace gpuscope::cli {
 
 // This process's command line, its arguments joined by spaces (from /proc/self/cmdline).
 std::string command_line();
-
-// Seconds since the Unix epoch, now.
-double unix_now_s();
 
 class StoreOption {
  public:

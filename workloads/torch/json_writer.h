@@ -38,7 +38,8 @@ class JsonObject {
   std::string body_;
 };
 
-// `text` as a JSON string literal, quotes included.
+// `text` as a JSON string literal, quotes included (gpuscope_common's escaping: invalid UTF-8
+// bytes become U+FFFD, so the line always parses).
 std::string json_quote(std::string_view text);
 // A double as JSON: shortest round-trip form, null when not finite.
 std::string json_number(double value);

@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
 
 #include "batch_search.h"
 #include "diagnostics.h"
@@ -35,6 +38,20 @@ void apply_sdpa_backend(SdpaBackend backend) {
   context.setSDPUseMath(any || backend == SdpaBackend::math);
   // LibTorch's default leaves cuDNN attention enabled but last in priority; keep that for auto.
   context.setSDPUseCuDNN(any || backend == SdpaBackend::cudnn);
+}
+
+// `gpuscope bench --share` starts several copies together: each says it is ready (its `start`
+// line, the device open) and waits here until gpuscope creates $GPUSCOPE_SHARE_GO_FILE, once
+// every copy is ready. `stop` (Ctrl-C) and an hour's wait end it too.
+void wait_for_go_file(const std::atomic<bool>* stop) {
+  const char* path = std::getenv("GPUSCOPE_SHARE_GO_FILE");
+  if (path == nullptr || *path == '\0') return;
+  const auto give_up = Clock::now() + std::chrono::hours(1);
+  std::error_code ignored;
+  while (!std::filesystem::exists(path, ignored) && Clock::now() < give_up) {
+    if (stop != nullptr && stop->load()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 // Parameters and buffers to the device and the plan's dtype; 4-D weights to NHWC if asked.
@@ -257,6 +274,7 @@ int Run::execute() {
   start.pinned = pinned_;
   if (!pinned_note.empty()) start.notes.push_back(pinned_note);
   emit_(start_line(start));
+  wait_for_go_file(stop_);
 
   if (auto reason = unsupported_reason(config_.mode, device_, info.supports_fp8)) {
     emit_(skipped_line("not_supported", *reason));

@@ -19,10 +19,21 @@
 //   GPUSCOPE_FAKE_TORCH_GUARD_DIVERGE / _GUARD_NAN / _GUARD_FLAT / _GUARD_COLLAPSE=MATCH
 //                                       the guard's loss curve rises / turns NaN / stays flat /
 //                                       (amp_fp16) loses its loss scale
+// Sharing (`gpuscope bench --share`, which sets GPUSCOPE_SHARE_COPY and GPUSCOPE_SHARE_COPIES):
+//   GPUSCOPE_SHARE_GO_FILE=PATH         after `start`, wait until PATH exists (the start barrier)
+//   GPUSCOPE_FAKE_TORCH_STAGGER=S       copy i sleeps i x S seconds before `start`
+//   GPUSCOPE_FAKE_TORCH_SHARED=1        windows slow down as N copies share a GPU: x N time-sliced,
+//                                       x N / 1.85 (at least 1) under MPS (CUDA_MPS_PIPE_DIRECTORY
+//                                       set), not at all on a MIG instance (CUDA_VISIBLE_DEVICES
+//                                       starting with MIG-)
+//   GPUSCOPE_FAKE_TORCH_FITS=K          with more than K copies, copies K.. are out of memory
+//   GPUSCOPE_FAKE_TORCH_ENV_LOG=FILE    append one line per run: copy, CUDA_VISIBLE_DEVICES, the
+//                                       MPS variables, and the steady clock (ns) at start and go
 // SIGINT/SIGTERM: a partial `result` after the current window, exit 130.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -147,6 +158,31 @@ int guard(const Args& a) {
 
 }  // namespace
 
+long long steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The start barrier; returns when this copy may go on.
+void wait_for_go() {
+  const std::string go = env("GPUSCOPE_SHARE_GO_FILE");
+  if (go.empty()) return;
+  for (int i = 0; i < 30000 && !g_interrupted; ++i) {
+    if (access(go.c_str(), F_OK) == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// How much slower this copy runs for sharing the GPU (GPUSCOPE_FAKE_TORCH_SHARED).
+double share_slowdown() {
+  if (env("GPUSCOPE_FAKE_TORCH_SHARED") != "1") return 1.0;
+  const double copies = std::max(1, std::atoi(env("GPUSCOPE_SHARE_COPIES").c_str()));
+  if (env("CUDA_VISIBLE_DEVICES").rfind("MIG-", 0) == 0) return 1.0;
+  if (!env("CUDA_MPS_PIPE_DIRECTORY").empty()) return std::max(1.0, copies / 1.85);
+  return copies;
+}
+
 int main(int argc, char** argv) {
   Args a;
   std::string joined;
@@ -183,8 +219,26 @@ int main(int argc, char** argv) {
   } else if (!a.batch.empty()) {
     batch = std::atoi(a.batch.c_str());
   }
+  const int copy = std::atoi(env("GPUSCOPE_SHARE_COPY").c_str());
+  if (const std::string stagger = env("GPUSCOPE_FAKE_TORCH_STAGGER"); !stagger.empty()) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(copy * std::atof(stagger.c_str())));
+  }
   start_line(a, batch);
-  if (matches(env("GPUSCOPE_FAKE_TORCH_OOM"), a)) {
+  const long long started_ns = steady_ns();
+  wait_for_go();
+  if (auto log = env("GPUSCOPE_FAKE_TORCH_ENV_LOG"); !log.empty()) {
+    std::ofstream(log, std::ios::app)
+        << "copy=" << copy << " visible=" << env("CUDA_VISIBLE_DEVICES")
+        << " mps_pipe=" << env("CUDA_MPS_PIPE_DIRECTORY")
+        << " mps_log=" << env("CUDA_MPS_LOG_DIRECTORY")
+        << " mps_threads=" << env("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+        << " started_ns=" << started_ns << " go_ns=" << steady_ns() << '\n';
+  }
+  const std::string fits = env("GPUSCOPE_FAKE_TORCH_FITS");
+  const bool beyond_fit =
+      !fits.empty() && std::atoi(env("GPUSCOPE_SHARE_COPIES").c_str()) > std::atoi(fits.c_str()) &&
+      copy >= std::atoi(fits.c_str());
+  if (beyond_fit || matches(env("GPUSCOPE_FAKE_TORCH_OOM"), a)) {
     line(
         "{\"v\":1,\"type\":\"skipped\",\"code\":\"out_of_memory\",\"reason\":\"CUDA out of "
         "memory at batch " +
@@ -218,7 +272,7 @@ int main(int argc, char** argv) {
   }
   const std::string scale_text = env("GPUSCOPE_FAKE_TORCH_TIME_SCALE");
   const double scale = scale_text.empty() ? 1.0 : std::atof(scale_text.c_str());
-  const double window_s = 0.2 / factor * scale;
+  const double window_s = 0.2 / factor * scale * share_slowdown();
   const double samples = static_cast<double>(batch) * a.steps;
   const double sps = samples / window_s;
   std::string windows;

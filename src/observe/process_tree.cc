@@ -1,12 +1,13 @@
-#include "telemetry/process_tree.h"
-
+// Which processes belong to an observed process: it and its descendants, as /proc shows them.
 #include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
-namespace gpuscope::telemetry::detail {
+#include "gpuscope/observe.h"
+
+namespace gpuscope::observe {
 
 std::optional<pid_t> parent_pid(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
@@ -32,4 +33,4 @@ bool descends_from(pid_t pid, pid_t root) {
   return pid == root;
 }
 
-}  // namespace gpuscope::telemetry::detail
+}  // namespace gpuscope::observe

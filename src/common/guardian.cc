@@ -1,9 +1,8 @@
-#include "sweep/guardian.h"
+#include "common/guardian.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,21 +10,17 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <iostream>
 #include <string>
 #include <thread>
 
-#include "gpuscope/sweep.h"
+#include "gpuscope/process.h"
 
-extern char** environ;
-
-namespace gpuscope::sweep {
-namespace detail {
+namespace gpuscope::detail {
 namespace {
 
-Status spawn_error(const std::string& what, int error) {
-  return Status(Code::internal, fmt::format("cannot start the sweep's guardian: {}: {}", what,
-                                            std::strerror(error)));
+Status spawn_error(const std::string& purpose, const std::string& what, int error) {
+  return Status(Code::internal,
+                fmt::format("cannot start {}: {}: {}", purpose, what, std::strerror(error)));
 }
 
 // Reads the guardian's first line from `fd`, for at most `timeout_ms`.
@@ -52,49 +47,32 @@ bool got_ready(int fd, int timeout_ms) {
 
 }  // namespace
 
-Result<std::unique_ptr<Guardian>> Guardian::start(std::vector<std::string> argv) {
+Result<std::unique_ptr<Guardian>> Guardian::start(std::vector<std::string> argv,
+                                                  const std::string& purpose) {
   argv.push_back(std::to_string(::getpid()));
   int control[2], ready[2];
-  if (::pipe2(control, O_CLOEXEC) != 0) return spawn_error("pipe", errno);
+  if (::pipe2(control, O_CLOEXEC) != 0) return spawn_error(purpose, "pipe", errno);
   if (::pipe2(ready, O_CLOEXEC) != 0) {
     const int error = errno;
     ::close(control[0]);
     ::close(control[1]);
-    return spawn_error("pipe", error);
+    return spawn_error(purpose, "pipe", error);
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, control[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, ready[1], STDOUT_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setflags(&attributes,
-                           static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF));
-  std::vector<char*> args;
-  for (std::string& arg : argv) args.push_back(arg.data());
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, args[0], &actions, &attributes, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  Result<pid_t> pid = spawn_detached(argv, control[0], ready[1]);
   ::close(control[0]);
   ::close(ready[1]);
-  if (rc != 0) {
+  if (!pid.ok()) {
     ::close(control[1]);
     ::close(ready[0]);
-    return spawn_error(argv[0], rc);
+    return Status(Code::internal,
+                  fmt::format("cannot start {}: {}", purpose, pid.status().message()));
   }
   const bool is_ready = got_ready(ready[0], 10'000);
   ::close(ready[0]);
-  auto guardian = std::unique_ptr<Guardian>(new Guardian(pid, control[1]));
+  auto guardian = std::unique_ptr<Guardian>(new Guardian(*pid, control[1]));
   if (!is_ready) {
-    return Status(
-        Code::internal,
-        fmt::format("the sweep's guardian ({}) did not start; nothing was changed", argv[0]));
+    return Status(Code::internal,
+                  fmt::format("{} ({}) did not start; nothing was changed", purpose, argv[0]));
   }
   return guardian;
 }
@@ -109,9 +87,7 @@ Guardian::~Guardian() {
   }
 }
 
-}  // namespace detail
-
-int run_guardian(const std::string& state_dir, pid_t sweep_pid) {
+int guardian_main(const std::function<int()>& undo) {
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, SIG_IGN);
   std::signal(SIGHUP, SIG_IGN);
@@ -125,8 +101,7 @@ int run_guardian(const std::string& state_dir, pid_t sweep_pid) {
     if (n == 0) break;
     if (n < 0 && errno != EINTR) break;
   }
-  auto restored = restore_leftover_limits(state_dir, std::cerr, sweep_pid);
-  return restored.ok() ? 0 : 1;
+  return undo();
 }
 
-}  // namespace gpuscope::sweep
+}  // namespace gpuscope::detail
