@@ -47,7 +47,8 @@ ChildRun run_child(const std::string& bin, const std::vector<std::string>& args,
   po.argv = {bin};
   po.argv.insert(po.argv.end(), args.begin(), args.end());
   // The sampled GPU is an NVML index; CUDA numbers GPUs the same way only in PCI bus order.
-  po.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+  // NVLink multicast (NVLS) stays off on the machines gpuscope is lent (data-parallel rows).
+  po.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"NCCL_NVLS_ENABLE", "0"}};
   if (gpu != 0) po.argv.insert(po.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
   po.on_stdout_line = [&](std::string_view line) {
     const double at =
@@ -85,7 +86,9 @@ class BenchRun {
     row.spec = spec;
     const int before = interrupts();
     const double t0 = sampler_ ? sampler_->now_s() : 0;
-    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), o_.gpu, o_.row_timeout_s, sampler_);
+    // A data-parallel row runs on GPUs 0..gpus-1 (rank r on cuda:r): no --device.
+    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), spec.gpus > 1 ? 0 : o_.gpu,
+                               o_.row_timeout_s, sampler_);
     *interrupted = interrupts() > before;
     if (!child.status.ok()) {
       row.skipped = true;
