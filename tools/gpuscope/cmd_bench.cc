@@ -59,7 +59,9 @@ Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
     }
     bench::MatrixOptions o;
     o.models = a.models;
-    if (!a.gpus.empty()) GPUSCOPE_ASSIGN_OR_RETURN(o.gpus, bench::parse_gpu_counts(a.gpus));
+    if (!a.gpus.empty()) {
+      GPUSCOPE_ASSIGN_OR_RETURN(o.gpus, bench::parse_gpu_counts(a.gpus));
+    }
     const std::vector<std::string> default_tasks = o.gpus.empty()
                                                        ? std::vector<std::string>{"train", "infer"}
                                                        : std::vector<std::string>{"train"};
