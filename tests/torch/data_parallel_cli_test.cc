@@ -74,11 +74,11 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   EXPECT_EQ(result["data_parallel"]["global_batch"], 4);
   ASSERT_EQ(result["data_parallel"]["ranks"].size(), 2u);
   EXPECT_EQ(result["data_parallel"]["ranks"][1]["rank"], 1);
-  const json& start = of_type(two, "start").front();
+  const json start = of_type(two, "start").front();
   EXPECT_EQ(start["world_size"], 2);
   // The mean of the ranks' losses, step by step, is the doubled batch's loss: the gradients were
   // averaged, so the parameters stayed those of the single process.
-  const json& expected = of_type(single, "result").front()["loss"]["values"];
+  const json expected = of_type(single, "result").front()["loss"]["values"];
   const json& got = result["loss"]["values"];
   ASSERT_EQ(got.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
