@@ -17,6 +17,7 @@ debian_packages=(
   libbenchmark-dev # bench/monitor_sampler_cost.cc (Google Benchmark)
   util-linux       # unshare: the monitor's full-disk test mounts a tiny private tmpfs
   libjpeg62-turbo-dev  # gpuscope-torch --input jpeg (optional at build time; ships libjpeg.a)
+  libgloo-dev  # gpuscope-torch data parallel on the CPU: ProcessGroupGloo.hpp needs Gloo's headers
   clang libclang-rt-14-dev  # the fuzz preset: libFuzzer (docs/testing.md)
 )
 # PyPI pins: NVML's header matching the CUDA 13.0 driver branch on our GPU machines.

@@ -74,6 +74,8 @@ struct RowSpec {
   // Steps of this row's convergence-guard runs (gpuscope-torch --guard-steps); absent: its
   // default. Not part of the variant: the guard is shared by every row of a model and mode.
   std::optional<int> guard_steps;
+  // GPUs of a data-parallel row (gpuscope-torch --world-size; GPUs 0..gpus-1); 1: one GPU.
+  int gpus = 1;
   // What tells this row from its model/task/mode peers: "batch=auto graphs=off input=host ...";
   // empty for the plain row.
   std::string variant() const;
@@ -91,6 +93,7 @@ struct MatrixOptions {
   std::vector<InputPath> inputs;  // empty: synthetic
   std::optional<int> warmup, windows, steps;
   std::vector<std::string> extra_args;
+  std::vector<int> gpus;  // --gpus: each row once per GPU count (bench_scaling.h); empty: 1
 };
 
 inline const std::vector<std::string>& all_modes() {
@@ -181,6 +184,10 @@ struct Row {
   double wall_seconds = 0;
   // The guard, for training rows (unknown when it could not run; absent when off).
   std::optional<GuardResult> guard;
+  // Data-parallel rows (gpus > 1), from rank 0's summary: samples_per_second is the job's.
+  std::optional<int> world_size;
+  std::optional<double> collective_seconds_per_step, exposed_seconds_per_step, overlap_fraction;
+  std::optional<double> peak_reserved_per_gpu_bytes;  // the largest rank's
 };
 
 // Energy windows shorter than this are flagged: the counter's update period makes them coarse.

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/bench_scaling.h"
 #include "report/table.h"
 
 namespace gpuscope::bench {
@@ -86,6 +87,7 @@ void print_bench(const BenchResult& result, std::ostream& out) {
     out << fmt::format("* timed windows shorter than {:.0f} s: energy per sample is coarse\n",
                        kMinEnergyWindowS);
   }
+  print_scaling_table(scaling_table(result.rows), out);
   bool any_skipped = false;
   for (const Row& r : result.rows) {
     if (!r.skipped) continue;

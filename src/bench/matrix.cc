@@ -127,6 +127,7 @@ std::vector<std::string> knob_names() {
 std::string RowSpec::variant() const {
   std::vector<std::string> parts;
   if (!batch.empty()) parts.push_back("batch=" + batch);
+  if (gpus > 1) parts.push_back("gpus=" + std::to_string(gpus));
   for (const auto& [name, value] : knobs) parts.push_back(name + "=" + value);
   if (input.kind != "synthetic" || input.workers || input.pinned || input.non_blocking) {
     parts.push_back("input=" + input.label());
@@ -146,6 +147,7 @@ std::string RowSpec::label() const {
 std::vector<std::string> RowSpec::torch_args() const {
   std::vector<std::string> a = {"--model", model, "--task", task, "--mode", mode};
   if (!batch.empty()) a.insert(a.end(), {"--batch", batch});
+  if (gpus > 1) a.insert(a.end(), {"--world-size", std::to_string(gpus)});
   for (const auto& [name, value] : knobs) {
     const Knob* k = find_knob(name);
     a.insert(a.end(), {k ? k->flag : "--" + name, value});
@@ -203,6 +205,12 @@ Result<std::vector<RowSpec>> expand_matrix(const MatrixOptions& o) {
   }
   std::vector<std::string> batches = o.batches.empty() ? std::vector<std::string>{""} : o.batches;
   std::vector<InputPath> inputs = o.inputs.empty() ? std::vector<InputPath>{{}} : o.inputs;
+  const std::vector<int> gpu_counts = o.gpus.empty() ? std::vector<int>{1} : o.gpus;
+  const bool data_parallel =
+      std::any_of(gpu_counts.begin(), gpu_counts.end(), [](int g) { return g > 1; });
+  if (data_parallel && std::find(o.tasks.begin(), o.tasks.end(), "infer") != o.tasks.end()) {
+    return Status(Code::invalid_argument, "--gpus above 1: data parallel trains (--task train)");
+  }
   std::vector<RowSpec> rows;
   for (const auto& model : o.models) {
     for (const auto& task : o.tasks) {
@@ -210,18 +218,21 @@ Result<std::vector<RowSpec>> expand_matrix(const MatrixOptions& o) {
         for (const auto& batch : batches) {
           for (const auto& knobs : knob_sets) {
             for (const auto& input : inputs) {
-              RowSpec r;
-              r.model = model;
-              r.task = task;
-              r.mode = mode;
-              r.batch = batch;
-              r.knobs = knobs;
-              r.input = input;
-              r.warmup = o.warmup;
-              r.windows = o.windows;
-              r.steps = o.steps;
-              r.extra_args = o.extra_args;
-              rows.push_back(std::move(r));
+              for (const int gpus : gpu_counts) {
+                RowSpec r;
+                r.model = model;
+                r.task = task;
+                r.mode = mode;
+                r.batch = batch;
+                r.knobs = knobs;
+                r.input = input;
+                r.warmup = o.warmup;
+                r.windows = o.windows;
+                r.steps = o.steps;
+                r.extra_args = o.extra_args;
+                r.gpus = gpus;
+                rows.push_back(std::move(r));
+              }
             }
           }
         }

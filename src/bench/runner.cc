@@ -39,7 +39,8 @@ ChildRun run_child(const std::string& bin, const std::vector<std::string>& args,
   o.argv = {bin};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
   // The sampled GPU is an NVML index; CUDA numbers GPUs the same way only in PCI bus order.
-  o.env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+  // NVLink multicast (NVLS) stays off on the machines gpuscope is lent (data-parallel rows).
+  o.env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"NCCL_NVLS_ENABLE", "0"}};
   if (gpu != 0) o.argv.insert(o.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
   if (sampler) o.clock = [sampler] { return sampler->now_s(); };
   o.on_json_line = [&reader](const observe::JsonLine& line) { reader.add(line); };
@@ -65,7 +66,9 @@ class BenchRun {
     Row row;
     row.spec = spec;
     const double t0 = sampler_ ? sampler_->now_s() : 0;
-    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), o_.gpu, o_.row_timeout_s, sampler_);
+    // A data-parallel row runs on GPUs 0..gpus-1 (rank r on cuda:r): no --device.
+    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), spec.gpus > 1 ? 0 : o_.gpu,
+                               o_.row_timeout_s, sampler_);
     *interrupted = child.end.interrupted;
     if (!child.end.started()) {
       row.skipped = true;

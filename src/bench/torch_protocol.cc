@@ -70,6 +70,29 @@ void TorchLineReader::add(const observe::JsonLine& l) {
   }
 }
 
+namespace {
+
+// Rank 0's summary of a data-parallel run (gpuscope-torch --world-size N).
+void fill_data_parallel(const nlohmann::json& dp, Row& row) {
+  if (const auto n = number(dp, "world_size"); n && *n >= 1 && *n <= 1 << 20) {
+    row.world_size = static_cast<int>(*n);
+  }
+  row.collective_seconds_per_step = number(dp, "collective_seconds_per_step");
+  row.exposed_seconds_per_step = number(dp, "exposed_seconds_per_step");
+  row.overlap_fraction = number(dp, "overlap_fraction");
+  if (dp.contains("ranks") && dp["ranks"].is_array()) {
+    for (const auto& rank : dp["ranks"]) {
+      const auto reserved = rank.is_object() ? number(rank, "peak_reserved_bytes") : std::nullopt;
+      if (reserved &&
+          (!row.peak_reserved_per_gpu_bytes || *reserved > *row.peak_reserved_per_gpu_bytes)) {
+        row.peak_reserved_per_gpu_bytes = reserved;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void fill_row(const TorchOutput& o, std::optional<int> exit_code, std::optional<int> signal,
               bool timed_out, bool interrupted, Row& row) {
   auto skip = [&](std::string code, std::string reason) {
@@ -101,6 +124,9 @@ void fill_row(const TorchOutput& o, std::optional<int> exit_code, std::optional<
     }
     row.peak_allocated_bytes = number(r, "peak_allocated_bytes");
     row.peak_reserved_bytes = number(r, "peak_reserved_bytes");
+    if (r.contains("data_parallel") && r["data_parallel"].is_object()) {
+      fill_data_parallel(r["data_parallel"], row);
+    }
   }
   const bool signalled = signal.has_value();
   if (timed_out) {

@@ -166,6 +166,28 @@ json host_link_json(const HostLinkResult& r) {
   return j;
 }
 
+json all_reduce_json(const AllReduceResult& r) {
+  json j = event("all_reduce");
+  j["gpus"] = r.gpus;
+  j["bytes"] = r.bytes;
+  j["iterations"] = r.iterations;
+  j["seconds"] = r.seconds;
+  j["algorithm_bandwidth"] = r.algorithm_bandwidth;
+  j["bus_bandwidth"] = r.bus_bandwidth;
+  return j;
+}
+
+json peer_copy_json(const PeerCopyResult& r) {
+  json j = event("peer_copy");
+  j["source"] = r.source;
+  j["destination"] = r.destination;
+  j["peer_access"] = r.peer_access;
+  j["bytes"] = r.bytes;
+  j["seconds"] = r.seconds;
+  j["bytes_per_second"] = r.bandwidth;
+  return j;
+}
+
 json overlap_json(const OverlapResult& r) {
   json j = event("overlap");
   j["memory"] = host_memory_name(r.memory);

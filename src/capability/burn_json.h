@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "gpuscope/capability.h"
+#include "gpuscope/interconnect.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::capability {
@@ -29,6 +30,9 @@ BurnJson skipped_json(std::string_view what, const Status& reason);
 BurnJson memory_bw_json(const MemoryBandwidthResult& result);
 BurnJson host_link_json(const HostLinkResult& result);
 BurnJson overlap_json(const OverlapResult& result);
+// `--interconnect`: one line per all-reduce size and per ordered GPU pair.
+BurnJson all_reduce_json(const AllReduceResult& result);
+BurnJson peer_copy_json(const PeerCopyResult& result);
 // `code`: a Code's name, or "verification_failed". `device` names the GPU when known.
 BurnJson error_json(std::string_view code, std::string_view message, const DeviceInfo* device,
                     std::optional<Precision> precision);

@@ -47,6 +47,37 @@ TEST(TorchProtocol, AResultIsAMeasuredRow) {
   EXPECT_EQ(row.device_name, "NVIDIA H100 80GB HBM3");
 }
 
+TEST(TorchProtocol, DataParallelSummaryOfRankZero) {
+  auto out = read(
+      {kStart,
+       R"({"v":1,"rank":0,"type":"result","batch":160,"samples_per_second":5105.0,)"
+       R"("step_seconds":{"median":0.063},"peak_reserved_bytes":1.3e10,"partial":false,)"
+       R"("data_parallel":{"world_size":2,"backend":"nccl","collective_seconds_per_step":0.012,)"
+       R"("exposed_seconds_per_step":0.001,"overlap_fraction":0.917,"ranks":[)"
+       R"({"rank":0,"peak_reserved_bytes":1.3e10},{"rank":1,"peak_reserved_bytes":1.4e10}]}})",
+       R"({"v":1,"type":"done","ok":true,"exit_code":0})"});
+  Row row;
+  fill_row(out, 0, std::nullopt, false, false, row);
+  ASSERT_FALSE(row.skipped) << row.skip_reason;
+  EXPECT_EQ(row.world_size, 2);
+  EXPECT_DOUBLE_EQ(*row.samples_per_second, 5105.0);
+  EXPECT_DOUBLE_EQ(*row.collective_seconds_per_step, 0.012);
+  EXPECT_DOUBLE_EQ(*row.exposed_seconds_per_step, 0.001);
+  EXPECT_DOUBLE_EQ(*row.overlap_fraction, 0.917);
+  EXPECT_DOUBLE_EQ(*row.peak_reserved_per_gpu_bytes, 1.4e10);
+}
+
+TEST(TorchProtocol, ARankThatFailedFailsTheRow) {
+  auto out = read({R"({"v":1,"rank":1,"type":"error","code":"rank_failed",)"
+                   R"x("message":"rank 1 (pid 7) was killed by signal 9 (Killed)"})x",
+                   R"({"v":1,"type":"done","ok":false,"exit_code":6})"});
+  Row row;
+  fill_row(out, 6, std::nullopt, false, false, row);
+  EXPECT_TRUE(row.skipped);
+  EXPECT_EQ(row.skip_code, "failed");
+  EXPECT_THAT(row.skip_reason, HasSubstr("rank 1"));
+}
+
 TEST(TorchProtocol, OutOfMemoryIsSkippedWithItsReason) {
   auto out = read(
       {kStart,

@@ -137,3 +137,39 @@ TEST(BurnJson, LinesAreSingleLine) {
 
 }  // namespace
 }  // namespace gpuscope::capability
+
+namespace gpuscope::capability {
+namespace {
+
+TEST(Interconnect, BusBandwidthIsNcclTestsDefinition) {
+  // busbw = algbw * 2(n-1)/n: 2 GPUs carry the buffer once, 8 GPUs 1.75 times.
+  EXPECT_DOUBLE_EQ(all_reduce_bus_bandwidth(100e9, 2), 100e9);
+  EXPECT_DOUBLE_EQ(all_reduce_bus_bandwidth(100e9, 8), 175e9);
+  EXPECT_DOUBLE_EQ(all_reduce_bus_bandwidth(100e9, 1), 0);
+}
+
+TEST(Interconnect, LinesCarryBandwidths) {
+  AllReduceResult a;
+  a.gpus = 2;
+  a.bytes = 1 << 20;
+  a.seconds = 1e-5;
+  a.algorithm_bandwidth = 1.048576e11;
+  a.bus_bandwidth = 1.048576e11;
+  const BurnJson j = all_reduce_json(a);
+  EXPECT_EQ(j["type"], "all_reduce");
+  EXPECT_EQ(j["gpus"], 2);
+  EXPECT_DOUBLE_EQ(j["bus_bandwidth"].get<double>(), 1.048576e11);
+  PeerCopyResult p;
+  p.source = 1;
+  p.destination = 0;
+  p.peer_access = true;
+  p.bandwidth = 3e11;
+  const BurnJson k = peer_copy_json(p);
+  EXPECT_EQ(k["type"], "peer_copy");
+  EXPECT_EQ(k["source"], 1);
+  EXPECT_TRUE(k["peer_access"].get<bool>());
+  EXPECT_DOUBLE_EQ(k["bytes_per_second"].get<double>(), 3e11);
+}
+
+}  // namespace
+}  // namespace gpuscope::capability

@@ -74,3 +74,18 @@ TEST(WorkerArgs, HelpExitsZero) {
 
 }  // namespace
 }  // namespace gpuscope::burn_worker
+
+namespace gpuscope::burn_worker {
+namespace {
+
+TEST(WorkerArgs, Interconnect) {
+  const ParsedArgs p =
+      parse_worker_args({"--interconnect", "--interconnect-max-bytes", "16777216"});
+  ASSERT_TRUE(p.options) << p.message;
+  EXPECT_TRUE(p.options->interconnect);
+  EXPECT_EQ(p.options->interconnect_max_bytes, 16777216u);
+  EXPECT_FALSE(parse_worker_args({"--interconnect-max-bytes", "1000"}).options);  // < 1 MiB
+}
+
+}  // namespace
+}  // namespace gpuscope::burn_worker

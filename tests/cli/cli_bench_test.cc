@@ -95,6 +95,19 @@ TEST(CliBench, BadArgumentsAreUsageErrors) {
   EXPECT_THAT(missing.err, HasSubstr("/nonexistent/gpuscope-torch"));
 }
 
+TEST(CliBench, GpusGivesAScalingTable) {
+  const std::string log = fresh("gpus_args.log");
+  CliRun run = bench("--model vit_b16 --mode amp_bf16 --gpus 1,2 --guard off --windows 1 --steps 2",
+                     {"GPUSCOPE_FAKE_TORCH_LOG=" + log});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("Scaling"));
+  EXPECT_THAT(run.out, HasSubstr("97.0%"));  // the fake scales at 97 %
+  EXPECT_THAT(run.out, HasSubstr("75.0%"));  // and hides 75 % of its all-reduce
+  EXPECT_THAT(slurp(log), HasSubstr("--world-size 2"));
+  EXPECT_EQ(bench("--model vit_b16 --gpus 1,x").exit_code, kExitUsage);
+  EXPECT_EQ(bench("--model vit_b16 --task infer --gpus 1,2").exit_code, kExitUsage);
+}
+
 TEST(CliBench, MeasuresRowsAndSkipsTheOnesThatCannotRun) {
   const std::string log = fresh("args.log");
   CliRun run = bench("--model vit_b16 --mode fp32,amp_fp16,fp16,fp8 --windows 3 --steps 5 --json -",

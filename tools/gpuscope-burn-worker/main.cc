@@ -13,6 +13,7 @@
 
 #include "capability/burn_json.h"
 #include "gpuscope/capability.h"
+#include "gpuscope/interconnect.h"
 #include "worker_options.h"
 
 namespace {
@@ -158,6 +159,32 @@ void measure_link(const WorkerOptions& o, const DeviceInfo& device, Outcome& out
   }
 }
 
+// --interconnect: all visible GPUs at once; one line per measurement, then done.
+int measure_interconnect_lines(const WorkerOptions& o, const DeviceInfo& device) {
+  InterconnectOptions options;
+  options.max_bytes = o.interconnect_max_bytes;
+  options.on_all_reduce = [](const AllReduceResult& r) {
+    emit(all_reduce_json(r));
+    fmt::print(stderr, "gpuscope-burn-worker: all-reduce {} GPUs {:.0f} MiB: busbw {:.1f} GB/s\n",
+               r.gpus, static_cast<double>(r.bytes) / (1 << 20), r.bus_bandwidth * 1e-9);
+  };
+  options.on_peer_copy = [](const PeerCopyResult& r) {
+    emit(peer_copy_json(r));
+    fmt::print(stderr, "gpuscope-burn-worker: copy GPU {} -> GPU {} ({}): {:.1f} GB/s\n", r.source,
+               r.destination, r.peer_access ? "peer" : "staged", r.bandwidth * 1e-9);
+  };
+  Result<InterconnectResult> result = measure_interconnect(options);
+  Outcome outcome;
+  if (!result.ok()) {
+    report_failure("interconnect", result.status(), device, {}, outcome);
+  } else if (result->all_reduce_status) {
+    report_failure("all_reduce", *result->all_reduce_status, device, {}, outcome);
+  }
+  const int exit_code = outcome.exit_code();
+  emit(done_json(exit_code == kExitOk, false, exit_code));
+  return exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -191,6 +218,8 @@ int main(int argc, char** argv) {
     emit(done_json(true, false, kExitOk));
     return kExitOk;
   }
+
+  if (o.interconnect) return measure_interconnect_lines(o, *device);
 
   Outcome outcome;
   for (Precision p : o.precisions) {

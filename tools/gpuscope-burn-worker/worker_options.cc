@@ -65,6 +65,12 @@ ParsedArgs parse_worker_args(const std::vector<std::string>& args) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--list", o.list, "print the device and what it supports, then exit");
+  app.add_flag("--interconnect", o.interconnect,
+               "every visible GPU together: NCCL all-reduce bus bandwidth (1 MiB up to "
+               "--interconnect-max-bytes) and peer-to-peer copies, then exit");
+  app.add_option("--interconnect-max-bytes", o.interconnect_max_bytes, "largest all-reduce buffer")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 34));
   app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
 
   std::vector<const char*> argv{"gpuscope-burn-worker"};

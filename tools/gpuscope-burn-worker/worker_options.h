@@ -28,6 +28,10 @@ struct WorkerOptions {
   bool inject_fault = false;
   double inject_fault_after_seconds = 2;
   bool list = false;
+  // Every visible GPU together: NCCL all-reduce bus bandwidth and peer copies (interconnect.h),
+  // instead of the per-device measurements.
+  bool interconnect = false;
+  std::uint64_t interconnect_max_bytes = 1ull << 30;
   std::uint64_t seed = 0x6770757363;
 };
 

@@ -14,6 +14,7 @@
 #include "cmd_bench_share.h"
 #include "commands.h"
 #include "gpuscope/bench.h"
+#include "gpuscope/bench_scaling.h"
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/files.h"
 #include "gpuscope/nvml.h"
@@ -27,6 +28,7 @@ namespace {
 struct BenchArgs {
   std::string preset;
   std::vector<std::string> models, tasks, modes, batches, knobs, inputs;
+  std::string gpus;  // --gpus LIST: data-parallel scaling (bench_scaling.h)
   int warmup = 0, windows = 0, steps = 0;
   std::string guard = "on";
   int guard_seed = 0;
@@ -44,6 +46,9 @@ Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
   std::vector<bench::RowSpec> rows;
   const bool matrix_given = !a.models.empty() || !a.tasks.empty() || !a.modes.empty() ||
                             !a.batches.empty() || !a.knobs.empty() || !a.inputs.empty();
+  if (!a.preset.empty() && !a.gpus.empty()) {
+    return Status(Code::invalid_argument, "--gpus scales a matrix: give --model (not --preset)");
+  }
   if (!a.preset.empty()) {
     if (matrix_given) {
       return Status(Code::invalid_argument,
@@ -58,7 +63,13 @@ Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
     }
     bench::MatrixOptions o;
     o.models = a.models;
-    o.tasks = a.tasks.empty() ? std::vector<std::string>{"train", "infer"} : a.tasks;
+    if (!a.gpus.empty()) {
+      GPUSCOPE_ASSIGN_OR_RETURN(o.gpus, bench::parse_gpu_counts(a.gpus));
+    }
+    const std::vector<std::string> default_tasks = o.gpus.empty()
+                                                       ? std::vector<std::string>{"train", "infer"}
+                                                       : std::vector<std::string>{"train"};
+    o.tasks = a.tasks.empty() ? default_tasks : a.tasks;
     o.modes = a.modes;
     if (o.modes.empty() || (o.modes.size() == 1 && o.modes[0] == "all")) {
       o.modes = bench::all_modes();
@@ -222,6 +233,9 @@ void add_bench_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--input", args->inputs,
                   "An input path: synthetic | host[:workers=N,pinned=on|off,non_blocking=on|off] "
                   "| jpeg:data=DIR[,workers=N,...]; repeatable");
+  cmd->add_option("--gpus", args->gpus,
+                  "GPU counts, e.g. 1,2: each training row data parallel on GPUs 0..N-1 "
+                  "(gpuscope-torch --world-size N) and a scaling table");
   cmd->add_option("--warmup", args->warmup, "Untimed steps per row (gpuscope-torch --warmup)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--windows", args->windows, "Timed windows per row")->check(CLI::Range(1, 1000));

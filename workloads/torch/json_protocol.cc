@@ -85,6 +85,11 @@ std::string start_line(const StartRecord& r) {
       .add("torch_version", r.torch_version)
       .add("options", options)
       .add_raw("notes", notes);
+  if (c.launch.distributed()) {
+    o.add("world_size", c.launch.world_size)
+        .add("local_rank", c.launch.local_rank)
+        .add("launcher", c.launch.launcher);
+  }
   return o.str();
 }
 
@@ -164,6 +169,42 @@ std::string result_line(const RunResult& r) {
   if (r.trace_file) o.add("trace_file", *r.trace_file);
   if (r.memory_snapshot_file) o.add("memory_snapshot_file", *r.memory_snapshot_file);
   if (r.diagnostics_problem) o.add("diagnostics_problem", *r.diagnostics_problem);
+  if (const auto& dp = r.data_parallel) {
+    JsonObject d;
+    d.add("world_size", dp->world_size)
+        .add("backend", dp->backend)
+        .add("buckets", dp->buckets)
+        .add("bucket_cap_bytes", dp->bucket_cap_bytes)
+        .add("global_batch", dp->global_batch)
+        .add("rank_samples_per_second", dp->rank_samples_per_second)
+        .add("collective_seconds_per_step", dp->collective_seconds_per_step)
+        .add("exposed_seconds_per_step", dp->exposed_seconds_per_step)
+        .add("overlap_fraction", dp->overlap_fraction);
+    if (dp->ranks_json.empty()) {
+      d.add_null("ranks");
+    } else {
+      d.add_raw("ranks", dp->ranks_json);
+    }
+    o.add("data_parallel", d);
+  }
+  return o.str();
+}
+
+std::string rank_record_json(int rank, int local_rank, const DeviceInfo& device,
+                             const RunResult& r) {
+  JsonObject o;
+  o.add("rank", rank)
+      .add("local_rank", local_rank)
+      .add("device_index", device.is_cuda() ? static_cast<int64_t>(device.device.index())
+                                            : static_cast<int64_t>(-1))
+      .add("samples_per_second",
+           r.data_parallel ? r.data_parallel->rank_samples_per_second : r.samples_per_second)
+      .add("peak_allocated_bytes", r.peak_allocated_bytes)
+      .add("peak_reserved_bytes", r.peak_reserved_bytes);
+  if (r.data_parallel) {
+    o.add("collective_seconds_per_step", r.data_parallel->collective_seconds_per_step)
+        .add("exposed_seconds_per_step", r.data_parallel->exposed_seconds_per_step);
+  }
   return o.str();
 }
 

@@ -59,6 +59,21 @@ struct WindowRecord {
   double seconds = 0;
 };
 
+// A data-parallel run (world size > 1): how this rank and, on rank 0, the job did. The
+// communication figures are per timed step.
+struct DataParallelRecord {
+  int world_size = 1;
+  std::string backend;  // "nccl" or "gloo"
+  int64_t buckets = 0;
+  int64_t bucket_cap_bytes = 0;
+  int64_t global_batch = 0;                           // batch x world size
+  double rank_samples_per_second = 0;                 // this rank's median
+  std::optional<double> collective_seconds_per_step;  // all-reduces' device time (NCCL)
+  double exposed_seconds_per_step = 0;     // what the backward did not hide (+ copy back)
+  std::optional<double> overlap_fraction;  // 1 - exposed / collective, in [0, 1]
+  std::string ranks_json;                  // rank 0: every rank's record (a JSON array)
+};
+
 struct RunResult {
   ModelKind model = ModelKind::vit_b16;
   Task task = Task::train;
@@ -86,7 +101,14 @@ struct RunResult {
   std::optional<std::string> trace_file;
   std::optional<std::string> memory_snapshot_file;
   std::optional<std::string> diagnostics_problem;
+  // Data parallel only. On rank 0 samples_per_second is the job's (sum over ranks) and the
+  // losses the mean over ranks.
+  std::optional<DataParallelRecord> data_parallel;
 };
+
+// One rank's entry of DataParallelRecord::ranks_json.
+std::string rank_record_json(int rank, int local_rank, const DeviceInfo& device,
+                             const RunResult& result);
 
 std::string start_line(const StartRecord& record);
 std::string batch_probe_line(const BatchTry& attempt);

@@ -293,6 +293,19 @@ const std::vector<OptionSpec>& option_table() {
          c.seed = *n;
          return std::nullopt;
        }},
+      {"--world-size", "N",
+       "data parallel over N ranks (one GPU each): started by this program when no launcher "
+       "(torchrun, srun) set RANK/WORLD_SIZE, else must equal WORLD_SIZE (default 1)",
+       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+         const auto n = parse_number<int64_t>(v);
+         if (!n || *n < 1 || *n > 1024) return "expects 1..1024, got '" + std::string(v) + "'";
+         c.world_size = *n;
+         return std::nullopt;
+       }},
+      {"--dist-timeout", "S", "data parallel: seconds before a collective fails (default 300)",
+       positive(&RunConfig::dist_timeout_s)},
+      {"--bucket-cap-mb", "N", "data parallel: gradient bucket size in MiB (default 25, as DDP)",
+       positive(&RunConfig::bucket_cap_mb)},
       {"--quiet", "", "no summary line on stderr", nullptr},
       {"--describe", "", "print models, modes and switches as one JSON line and exit", nullptr},
       {"--help", "", "print this help and exit", nullptr},

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "distributed/launch_env.h"
 #include "fused_adamw.h"
 #include "loss_scaler.h"
 #include "models/model.h"
@@ -97,6 +98,13 @@ struct RunConfig {
   LossScalerOptions loss_scaler;
   uint64_t seed = 0;
   bool quiet = false;  // no summary line on stderr
+
+  // Data parallel (distributed/data_parallel.h). --world-size N: without launch variables the
+  // program starts N ranks of itself; with them it must agree with WORLD_SIZE.
+  std::optional<int64_t> world_size;
+  LaunchEnv launch;              // this process's place in the job (set by main from the env)
+  int64_t dist_timeout_s = 300;  // a collective or rendezvous that takes longer fails
+  int64_t bucket_cap_mb = 25;    // gradient bucket size, as DDP's bucket_cap_mb
 };
 
 // The switches as they apply to a run on a given device (automatic ones decided).

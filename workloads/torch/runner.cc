@@ -10,6 +10,7 @@
 
 #include "batch_search.h"
 #include "diagnostics.h"
+#include "distributed/data_parallel.h"
 #include "guard_data.h"
 #include "input/step_inputs.h"
 #include "nvtx_range.h"
@@ -101,6 +102,9 @@ class Run {
   void allocate_step_records(int64_t steps, const StepProgram& program);
   void fill_step_records(RunResult& result, int64_t steps, const StepProgram& program) const;
   void print_summary(const RunResult& result) const;
+  // Data parallel, after the last step (device synchronized): losses averaged over ranks, the
+  // communication figures, and on rank 0 every rank's record.
+  void finish_data_parallel(RunResult& result);
 
   const RunConfig& config_;
   const LineSink& emit_;
@@ -114,6 +118,7 @@ class Run {
   at::Tensor losses_;  // training: every step's loss (fp32, on the device)
   at::Tensor scales_;  // guard with loss scaling: the scale after every step
   std::optional<MemoryHistory> memory_history_;
+  std::unique_ptr<DataParallel> data_parallel_;  // world size > 1
 };
 
 int64_t Run::default_batch() const {
@@ -197,6 +202,7 @@ std::optional<int64_t> Run::choose_batch(StepProgram& program) {
 
 void Run::one_step(StepProgram& program, int64_t step, const std::vector<Batch>& inputs,
                    bool replay, StepInputs* feed) {
+  if (data_parallel_) maybe_inject_fault(config_, step);
   const std::string name = "gpuscope-torch step " + std::to_string(step);
   NvtxRange range(name.c_str());
   if (feed != nullptr) feed->before_step(step);
@@ -212,8 +218,12 @@ void Run::one_step(StepProgram& program, int64_t step, const std::vector<Batch>&
 }
 
 int Run::run_guard(StepProgram& program, RunResult& result) {
-  const std::vector<Batch> inputs =
-      make_guard_batches(batch_spec(result.batch), config_.seed, device_.device);
+  // Data parallel: the batches of the whole job (batch x world size), each rank its share, so
+  // that N ranks see what one process with the N-fold batch sees.
+  const int64_t world = data_parallel_ ? data_parallel_->world_size() : 1;
+  std::vector<Batch> inputs =
+      make_guard_batches(batch_spec(result.batch * world), config_.seed, device_.device);
+  if (data_parallel_) inputs = data_parallel_->share_of(inputs);
   const bool graphs = switches_.cuda_graphs;
   const int64_t steps = config_.guard_steps;
   // With graphs: one eager step per batch (a capture needs it), then replays.
@@ -245,6 +255,7 @@ int Run::run_guard(StepProgram& program, RunResult& result) {
     result.peak_allocated_bytes = peaks->allocated_bytes;
     result.peak_reserved_bytes = peaks->reserved_bytes;
   }
+  finish_data_parallel(result);
   fill_step_records(result, step, program);
   emit_(result_line(result));
   if (!config_.quiet) print_summary(result);
@@ -252,7 +263,12 @@ int Run::run_guard(StepProgram& program, RunResult& result) {
 }
 
 int Run::execute() {
-  auto opened = open_device(config_.device);
+  // Data parallel: one GPU per rank, cuda:LOCAL_RANK unless a device index was given.
+  const bool distributed = config_.launch.distributed();
+  const std::string device_spec = distributed && config_.device == "cuda"
+                                      ? "cuda:" + std::to_string(config_.launch.local_rank)
+                                      : config_.device;
+  auto opened = open_device(device_spec);
   if (auto* reason = std::get_if<std::string>(&opened)) {
     const bool no_device = reason->find("no CUDA device") != std::string::npos;
     emit_(no_device ? skipped_line("no_device", *reason) : error_line("invalid_argument", *reason));
@@ -262,6 +278,15 @@ int Run::execute() {
   const ModelInfo& info = model_info(config_.model);
   plan_ = plan_for(config_.mode);
   switches_ = resolve_switches(config_, device_.is_cuda());
+  std::vector<std::string> notes;
+  if (distributed && switches_.cuda_graphs) {
+    // The bucket all-reduces are launched from gradient hooks on NCCL's stream, outside any
+    // graph: the data-parallel step runs eagerly, as DDP's does.
+    switches_.cuda_graphs = false;
+    notes.push_back(
+        "CUDA graphs are off in data-parallel runs: the gradient all-reduces are "
+        "launched by hooks during the backward, not captured");
+  }
 
   StartRecord start;
   start.config = &config_;
@@ -273,6 +298,7 @@ int Run::execute() {
   pinned_ = resolve_pinned(config_, device_, &pinned_note);
   start.pinned = pinned_;
   if (!pinned_note.empty()) start.notes.push_back(pinned_note);
+  start.notes.insert(start.notes.end(), notes.begin(), notes.end());
   emit_(start_line(start));
   wait_for_go_file(stop_);
 
@@ -293,6 +319,12 @@ int Run::execute() {
   }
   if (auto reason = diagnostics_unusable()) {
     emit_(error_line("invalid_argument", *reason));
+    return kTorchExitUsage;
+  }
+  if (distributed && (!is_training(config_.task) || config_.batch_auto)) {
+    emit_(error_line("invalid_argument",
+                     "data parallel (world size > 1) trains (--task train or guard) with a given "
+                     "batch per rank: no --task infer, no --batch auto"));
     return kTorchExitUsage;
   }
   if (switches_.cuda_graphs && is_training(config_.task) && !config_.fused_adamw) {
@@ -324,7 +356,9 @@ int Run::execute() {
   }
 
   RunStream stream(device_);
+  if (distributed) data_parallel_ = std::make_unique<DataParallel>(config_, *model, device_.device);
   StepProgram program(model, config_, device_);
+  if (data_parallel_) program.set_gradient_sync(&data_parallel_->buckets());
   const std::optional<int64_t> batch = choose_batch(program);
   if (!batch) return batch_failure_exit_;
 
@@ -336,7 +370,13 @@ int Run::execute() {
   result.batch_searched = batch_searched_;
   if (config_.task == Task::guard) return run_guard(program, result);
 
-  StepInputs feed(config_, device_, batch_spec(*batch), pinned_,
+  // Each rank trains on data of its own (the host loader seeds its batches with the seed too).
+  RunConfig input_config = config_;
+  if (data_parallel_) {
+    input_config.seed = config_.seed + 1000003ull * static_cast<uint64_t>(data_parallel_->rank());
+    torch::manual_seed(input_config.seed);
+  }
+  StepInputs feed(input_config, device_, batch_spec(*batch), pinned_,
                   std::move(std::get<std::optional<ImageFolder>>(checked_input)));
   StepInputs* const host_feed = feed.host_fed() ? &feed : nullptr;
   const std::vector<Batch>& inputs = feed.batches();
@@ -381,6 +421,7 @@ int Run::execute() {
 
   StepClock clock(device_);
   std::vector<double> step_seconds;
+  if (data_parallel_) data_parallel_->buckets().start_recording();
   feed.reset_wait();
   for (int64_t w = 0; w < config_.windows; ++w) {
     if (stopping()) {
@@ -408,6 +449,7 @@ int Run::execute() {
     result.peak_allocated_bytes = peaks->allocated_bytes;
     result.peak_reserved_bytes = peaks->reserved_bytes;
   }
+  finish_data_parallel(result);
   fill_step_records(result, step, program);
   if (const at::Tensor& output = program.current_output(); output.defined()) {
     // One reduction, no temporaries: abs() in double was a copy 4x the logits' size (131.9 GiB
@@ -426,6 +468,12 @@ int Run::execute() {
   emit_(result_line(result));
   if (!config_.quiet) print_summary(result);
   return result.partial ? kTorchExitInterrupted : kTorchExitOk;
+}
+
+void Run::finish_data_parallel(RunResult& result) {
+  if (!data_parallel_) return;
+  if (losses_.defined()) data_parallel_->average(losses_);
+  data_parallel_->summarise(device_, result);
 }
 
 std::optional<std::string> Run::diagnostics_unusable() const {

@@ -2,6 +2,8 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include "distributed/grad_buckets.h"
+
 namespace gpuscope::workloads {
 
 StepProgram::StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig& config,
@@ -48,7 +50,9 @@ void StepProgram::train_step(const Batch& batch) {
     AutocastScope autocast(plan_, device_.device.type());
     loss = model_loss(kind_, model_->forward(batch.input), batch.target, fused_loss_);
   }
+  if (gradient_sync_ != nullptr) gradient_sync_->begin_backward();
   (scaler_ ? scaler_->scale_loss(loss) : loss).backward();
+  if (gradient_sync_ != nullptr) gradient_sync_->end_backward();
   if (fused_) {
     std::optional<at::Tensor> found_inf;
     if (scaler_) found_inf = scaler_->unscale(fused_->grads());

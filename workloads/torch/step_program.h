@@ -17,6 +17,8 @@
 
 namespace gpuscope::workloads {
 
+class GradientBuckets;
+
 class StepProgram {
  public:
   // `model` is on the device already, in the plan's parameter dtype.
@@ -32,6 +34,10 @@ class StepProgram {
   // Replays the step captured on batches[index % batches.size()].
   // REQUIRES: capture() has run.
   void replay(size_t index);
+
+  // Data parallel: gradients averaged over ranks between the backward and the optimizer step.
+  // REQUIRES: `buckets` outlives this program; no CUDA graphs.
+  void set_gradient_sync(GradientBuckets* buckets) { gradient_sync_ = buckets; }
 
   // Frees what a step left (output, gradients, captured graphs, cached blocks), so that the
   // device can try again after a failed one.
@@ -61,6 +67,7 @@ class StepProgram {
   at::Tensor output_;  // inference logits; with graphs, the last captured graph's output
   std::unique_ptr<CudaGraphSteps> graphs_;
   size_t last_replayed_ = 0;
+  GradientBuckets* gradient_sync_ = nullptr;
 };
 
 }  // namespace gpuscope::workloads

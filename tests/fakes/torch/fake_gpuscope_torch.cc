@@ -274,7 +274,9 @@ int main(int argc, char** argv) {
   const double scale = scale_text.empty() ? 1.0 : std::atof(scale_text.c_str());
   const double window_s = 0.2 / factor * scale * share_slowdown();
   const double samples = static_cast<double>(batch) * a.steps;
-  const double sps = samples / window_s;
+  // --world-size N (data parallel): the job's samples/s scale at 97 %.
+  const int world = std::max(1, std::atoi(flag("--world-size", "1").c_str()));
+  const double sps = samples / window_s * (world > 1 ? world * 0.97 : 1.0);
   std::string windows;
   int w = 0;
   for (; w < a.windows && !g_interrupted; ++w) {
@@ -306,6 +308,13 @@ int main(int argc, char** argv) {
        ",\"peak_reserved_bytes\":" + number(memory * 1.1) +
        ",\"loss\":null,\"loss_scale\":null,"
        "\"skipped_steps\":null,\"partial\":" +
-       (partial ? "true" : "false") + "}");
+       (partial ? "true" : "false") +
+       (world > 1 ? ",\"data_parallel\":{\"world_size\":" + std::to_string(world) +
+                        ",\"backend\":\"nccl\",\"collective_seconds_per_step\":0.004,"
+                        "\"exposed_seconds_per_step\":0.001,\"overlap_fraction\":0.75,"
+                        "\"ranks\":[{\"rank\":0,\"peak_reserved_bytes\":" +
+                        number(memory * 1.2) + "}]}"
+                  : std::string()) +
+       "}");
   return done(!partial, partial ? 130 : 0);
 }

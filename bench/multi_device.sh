@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Data parallel on a machine with several GPUs (the device tool's nvidia-h100-x2), in two calls:
+#
+#   bash bench/multi_device.sh prepare        # here: .carry/usr (headers and static libraries
+#       # of gpuscope's Debian dependencies, as bench/monitor_device.sh prepares them)
+#   bash bench/multi_device.sh build          # there (carry .carry): builds gpuscope,
+#       # gpuscope-burn-worker and gpuscope-torch (against the machine's torch; nccl.h from the
+#       # nvidia-nccl wheel), a 2-GPU smoke run (our launcher and torchrun --no-python, watched
+#       # by `gpuscope monitor`), all-reduce bus bandwidth through torch.distributed and through
+#       # gpuscope-burn-worker --interconnect (NCCL from the same wheel) -> $OUT/bin.tar.gz, logs
+#   bash bench/multi_device.sh scaling BIN_TGZ  # there: the scaling tables of ViT-B/16,
+#       # ResNet-50 and GPT-2 (AMP bf16), ours (1 GPU with and without CUDA graphs, N GPUs) and
+#       # torchrun + DDP (timm / torchvision / plain PyTorch GPT-2, AdamW fused), 1 and N GPUs
+#   bash bench/multi_device.sh all            # both in one call (if the build is quick)
+#
+# Every process runs with
+# NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on the lent machines). MULTI_GPUS (default: all
+# visible) is the N of the N-GPU rows. Writes under $OUT: multi_gpu.txt (GPUs, topology,
+# versions), multi_build.log, multi_*.jsonl (every JSON line), multi_*.out (consoles).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+build="$root/build/multi-device"
+bin="$root/bin/gpuscope-torch"
+usr="$root/.carry/usr"
+# The torch wheel's NCCL, for gpuscope-burn-worker's dlopen.
+nccl_lib="$(python3 -c 'import importlib.util as u; s = u.find_spec("nvidia"); print(list(s.submodule_search_locations)[0] + "/nccl/lib/libnccl.so.2")' 2>/dev/null)"
+[ -f "$nccl_lib" ] && export GPUSCOPE_NCCL_LIBRARY="$nccl_lib"
+gpus="${MULTI_GPUS:-$(nvidia-smi -L | wc -l)}"
+
+facts() {
+  {
+    date -u +"%Y-%m-%dT%H:%M:%SZ"
+    nvidia-smi --query-gpu=index,name,driver_version,power.limit,clocks.max.sm,memory.total --format=csv
+    nvidia-smi topo -m
+    python3 -c 'import torch, timm, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "timm", timm.__version__, "torchvision", torchvision.__version__)'
+    python3 -c 'import importlib.util as u; s = u.find_spec("nvidia"); print("nvidia wheels:", list(s.submodule_search_locations))'
+    nproc
+  } 2>&1 | tee "$out/multi_gpu.txt"
+}
+
+do_build() {
+  local start
+  start=$(date +%s)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
+    -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
+    >"$out/multi_build.log" 2>&1 || { tail -40 "$out/multi_build.log"; return 1; }
+  grep -E "data parallel" "$out/multi_build.log"
+  cmake --build "$build" --target gpuscope_torch gpuscope_burn_worker gpuscope_cli -j "$(nproc)" \
+    >>"$out/multi_build.log" 2>&1 || {
+    grep -E "error|Error" "$out/multi_build.log" | head -40
+    return 1
+  }
+  mkdir -p "$root/bin"
+  for t in "$build/workloads/torch/gpuscope-torch" "$build/tools/gpuscope/gpuscope" \
+    "$build/tools/gpuscope-burn-worker/gpuscope-burn-worker"; do
+    cp "$t" "$root/bin/" && strip "$root/bin/$(basename "$t")"
+  done
+  tar -czf "$out/bin.tar.gz" -C "$root" bin
+  echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
+}
+
+interconnect() {
+  echo "NCCL for the worker: ${GPUSCOPE_NCCL_LIBRARY:-libnccl.so.2 on the loader path}"
+  timeout -k 10 200 "$root/bin/gpuscope-burn-worker" --interconnect \
+    >"$out/multi_interconnect.jsonl" 2>"$out/multi_interconnect.err"
+  echo "gpuscope-burn-worker --interconnect -> exit $?"
+  cat "$out/multi_interconnect.err"
+}
+
+compare_allreduce() {
+  python3 - "$out/multi_allreduce.jsonl" "$out/multi_interconnect.jsonl" <<'PY' | tee "$out/multi_allreduce.out"
+import json, sys
+ref = {r["bytes"]: r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "allreduce"}
+ours = {r["bytes"]: r for r in map(json.loads, open(sys.argv[2])) if r.get("type") == "all_reduce"}
+print(f'{"MiB":>6} {"torch busbw GB/s":>17} {"gpuscope busbw GB/s":>20} {"ratio":>6}')
+for b in sorted(set(ref) | set(ours)):
+    t = ref.get(b, {}).get("busbw"); g = ours.get(b, {}).get("bus_bandwidth")
+    f = lambda v: f"{v / 1e9:.1f}" if v else "-"
+    print(f'{b / 2**20:6.0f} {f(t):>17} {f(g):>20} {g / t if t and g else float("nan"):6.3f}')
+PY
+}
+
+# ours NAME ARGS...: gpuscope-torch ARGS, its lines into multi_NAME.jsonl, a summary line.
+ours() {
+  local name="$1"
+  shift
+  local start=$(date +%s)
+  timeout -k 10 240 "$bin" "$@" >>"$out/multi_$name.jsonl" 2>>"$out/multi_$name.err"
+  local rc=$?
+  echo "ours $* -> exit $rc in $(($(date +%s) - start)) s"
+  tail -2 "$out/multi_$name.err"
+}
+
+# reference NAME NPROC ARGS...: bench/multi_reference.py under torchrun.
+reference() {
+  local name="$1" nproc="$2"
+  shift 2
+  local start=$(date +%s)
+  timeout -k 10 240 torchrun --standalone --nproc-per-node "$nproc" bench/multi_reference.py "$@" \
+    >>"$out/multi_$name.jsonl" 2>>"$out/multi_$name.err"
+  local rc=$?
+  echo "reference x$nproc $* -> exit $rc in $(($(date +%s) - start)) s"
+  [ $rc -eq 0 ] || tail -5 "$out/multi_$name.err"
+}
+
+smoke() {
+  # Our launcher, watched by gpuscope monitor (every rank's GPU should show up).
+  timeout -k 10 200 "$root/bin/gpuscope" monitor --interval 200 --jsonl "$out/multi_monitor.jsonl" -- \
+    "$bin" --model gpt2 --mode amp_bf16 --batch 8 --warmup 3 --windows 2 --steps 5 \
+    --world-size "$gpus" --dist-timeout 120 >>"$out/multi_smoke.jsonl" 2>"$out/multi_monitor.err"
+  echo "gpuscope monitor -- gpuscope-torch --world-size $gpus -> exit $?"
+  tail -25 "$out/multi_monitor.err"
+  # torchrun starting our binary: the launch variables.
+  local start=$(date +%s)
+  timeout -k 10 200 torchrun --standalone --no-python --nproc-per-node "$gpus" "$bin" \
+    --model gpt2 --mode amp_bf16 --batch 8 --warmup 3 --windows 2 --steps 5 --quiet \
+    >>"$out/multi_smoke_torchrun.jsonl" 2>>"$out/multi_smoke.err"
+  echo "torchrun --no-python gpuscope-torch -> exit $? in $(($(date +%s) - start)) s"
+  grep '"type":"result"' "$out/multi_smoke.jsonl" "$out/multi_smoke_torchrun.jsonl" | cut -c1-600
+  grep '"type":"error"' "$out/multi_smoke.jsonl" "$out/multi_smoke_torchrun.jsonl" | head -5
+}
+
+allreduce_reference() {
+  reference allreduce "$gpus" allreduce
+  python3 - "$out/multi_allreduce.jsonl" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(f'torch.distributed all_reduce {r["bytes"] / 2**20:8.0f} MiB: busbw {r["busbw"] / 1e9:7.1f} GB/s')
+PY
+}
+
+scaling() {
+  local model batch extra
+  for spec in "vit_b16 160" "resnet50 256" "gpt2 16"; do
+    read -r model batch <<<"$spec"
+    extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
+    ours "scaling_$model" "${extra[@]}"
+    ours "scaling_$model" "${extra[@]}" --graphs off
+    ours "scaling_$model" "${extra[@]}" --world-size "$gpus" --dist-timeout 120
+    reference "scaling_$model" 1 train --model "$model" --batch "$batch"
+    reference "scaling_$model" "$gpus" train --model "$model" --batch "$batch"
+  done
+  python3 bench/multi_table.py "$out"/multi_scaling_*.jsonl | tee "$out/multi_scaling.out"
+}
+
+case "${1:-}" in
+  prepare)
+    bash bench/monitor_device.sh prepare
+    ;;
+  build)
+    facts
+    do_build || exit 1
+    smoke
+    allreduce_reference
+    interconnect
+    compare_allreduce
+    ;;
+  scaling)
+    facts
+    tar -xzf "${2:?the bin.tar.gz from build}" -C "$root" || exit 1
+    scaling
+    ;;
+  all)
+    facts
+    do_build || exit 1
+    smoke
+    allreduce_reference
+    interconnect
+    compare_allreduce
+    scaling
+    ;;
+  *)
+    echo "usage: $0 prepare | build | scaling BIN_TGZ | all" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,40 @@
+// `gpuscope bench --gpus LIST`: the data-parallel scaling of each configuration — the same row
+// (model, task, mode, variant) run on 1, 2, ... N GPUs (gpuscope-torch --world-size N, one rank
+// per GPU, gradients all-reduced during the backward) and compared with its 1-GPU row.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/bench.h"
+
+namespace gpuscope::bench {
+
+struct ScalingRow {
+  std::string configuration;  // the row's label without the GPU count
+  int gpus = 1;
+  bool skipped = false;
+  std::string skip_reason;
+  std::optional<double> samples_per_second;  // the whole job's (every rank's, summed)
+  // samples/s / (gpus x the 1-GPU row's samples/s); absent without a measured 1-GPU row.
+  std::optional<double> efficiency;
+  // Per step: the all-reduces' device time, the part the backward did not hide, and the share
+  // hidden (1 - exposed / collective). Absent on 1 GPU.
+  std::optional<double> collective_seconds, exposed_seconds, overlap_fraction;
+  std::optional<double> memory_per_gpu_bytes;  // the largest rank's peak reserved
+};
+
+// One entry per row of each configuration that has a row on more than one GPU (configurations
+// run on one GPU only are left out), grouped by configuration in the order of first
+// appearance, GPU counts ascending.
+std::vector<ScalingRow> scaling_table(const std::vector<Row>& rows);
+
+// The table for people; nothing when `table` is empty.
+void print_scaling_table(const std::vector<ScalingRow>& table, std::ostream& out);
+
+// "1,2,4" -> {1, 2, 4}: positive, distinct, ascending after sorting. invalid_argument otherwise.
+Result<std::vector<int>> parse_gpu_counts(const std::string& text);
+
+}  // namespace gpuscope::bench

@@ -1,0 +1,113 @@
+// bench --gpus: the scaling table from rows run on 1..N GPUs.
+#include "gpuscope/bench_scaling.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace gpuscope::bench {
+namespace {
+
+Row row(const std::string& model, int gpus, std::optional<double> sps) {
+  Row r;
+  r.spec.model = model;
+  r.spec.task = "train";
+  r.spec.mode = "amp_bf16";
+  r.spec.gpus = gpus;
+  r.samples_per_second = sps;
+  r.peak_reserved_bytes = 10e9;
+  if (gpus > 1) {
+    r.world_size = gpus;
+    r.collective_seconds_per_step = 0.010;
+    r.exposed_seconds_per_step = 0.002;
+    r.overlap_fraction = 0.8;
+    r.peak_reserved_per_gpu_bytes = 12e9;
+  }
+  if (!sps) {
+    r.skipped = true;
+    r.skip_code = "failed";
+    r.skip_reason = "rank 1 died";
+  }
+  return r;
+}
+
+TEST(ScalingTable, EfficiencyAgainstTheOneGpuRow) {
+  const auto table =
+      scaling_table({row("vit_b16", 1, 2600.0), row("vit_b16", 2, 5100.0), row("gpt2", 1, 250.0),
+                     row("gpt2", 2, std::nullopt), row("resnet50", 2, 3000.0)});
+  ASSERT_EQ(table.size(), 5u);
+  EXPECT_EQ(table[0].configuration, "vit_b16 train amp_bf16");
+  EXPECT_EQ(table[0].gpus, 1);
+  EXPECT_DOUBLE_EQ(*table[0].efficiency, 1.0);
+  EXPECT_FALSE(table[0].collective_seconds);
+  EXPECT_DOUBLE_EQ(*table[0].memory_per_gpu_bytes, 10e9);
+  EXPECT_EQ(table[1].gpus, 2);
+  EXPECT_NEAR(*table[1].efficiency, 5100.0 / 5200.0, 1e-12);
+  EXPECT_DOUBLE_EQ(*table[1].collective_seconds, 0.010);
+  EXPECT_DOUBLE_EQ(*table[1].overlap_fraction, 0.8);
+  EXPECT_DOUBLE_EQ(*table[1].memory_per_gpu_bytes, 12e9);
+  EXPECT_TRUE(table[3].skipped);
+  EXPECT_EQ(table[3].skip_reason, "rank 1 died");
+  EXPECT_FALSE(table[3].efficiency);
+  // No 1-GPU row to compare with.
+  EXPECT_EQ(table[4].configuration, "resnet50 train amp_bf16");
+  EXPECT_FALSE(table[4].efficiency);
+}
+
+TEST(ScalingTable, RowsOnOneGpuCountOnlyAreNotAScalingTable) {
+  EXPECT_TRUE(scaling_table({row("vit_b16", 1, 2600.0), row("gpt2", 1, 250.0)}).empty());
+  std::ostringstream out;
+  print_scaling_table({}, out);
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(ScalingTable, PrintsEfficiencyAndOverlap) {
+  std::ostringstream out;
+  print_scaling_table(scaling_table({row("vit_b16", 1, 2600.0), row("vit_b16", 2, 5100.0)}), out);
+  EXPECT_NE(out.str().find("98.1%"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("80.0%"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("10.00 ms"), std::string::npos) << out.str();
+}
+
+TEST(ScalingTable, GpuCounts) {
+  EXPECT_EQ(*parse_gpu_counts("1,2,4"), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(*parse_gpu_counts("2,1"), (std::vector<int>{1, 2}));
+  EXPECT_FALSE(parse_gpu_counts("0").ok());
+  EXPECT_FALSE(parse_gpu_counts("1,x").ok());
+  EXPECT_FALSE(parse_gpu_counts("1,1").ok());
+  EXPECT_FALSE(parse_gpu_counts("").ok());
+}
+
+TEST(ScalingTable, GpuCountIsPartOfTheRowAndItsArguments) {
+  RowSpec spec;
+  spec.model = "vit_b16";
+  spec.task = "train";
+  spec.mode = "amp_bf16";
+  EXPECT_EQ(spec.variant(), "");
+  spec.gpus = 2;
+  EXPECT_EQ(spec.variant(), "gpus=2");
+  const auto args = spec.torch_args();
+  const auto at = std::find(args.begin(), args.end(), "--world-size");
+  ASSERT_NE(at, args.end());
+  EXPECT_EQ(*(at + 1), "2");
+}
+
+TEST(ScalingTable, MatrixRepeatsEachRowPerGpuCount) {
+  MatrixOptions o;
+  o.models = {"vit_b16", "gpt2"};
+  o.tasks = {"train"};
+  o.modes = {"amp_bf16"};
+  o.gpus = {1, 2};
+  auto rows = expand_matrix(o);
+  ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+  ASSERT_EQ(rows->size(), 4u);
+  EXPECT_EQ((*rows)[0].gpus, 1);
+  EXPECT_EQ((*rows)[1].gpus, 2);
+  EXPECT_EQ((*rows)[1].model, "vit_b16");
+  EXPECT_EQ((*rows)[2].model, "gpt2");
+  o.tasks = {"infer"};
+  EXPECT_FALSE(expand_matrix(o).ok()) << "data parallel trains";
+}
+
+}  // namespace
+}  // namespace gpuscope::bench

@@ -1,0 +1,149 @@
+// gpuscope-torch data parallel end to end on the CPU (Gloo): started by its own --world-size
+// launcher or by launch variables as torchrun sets them; a rank that dies.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+
+struct Ran {
+  int exit_code = -1;
+  std::vector<json> lines;
+  double seconds = 0;
+};
+
+// Starts `env_prefix gpuscope-torch args` through the shell.
+FILE* start(const std::string& env_prefix, const std::string& args) {
+  const std::string command =
+      env_prefix + " " + std::string(GPUSCOPE_TORCH_BIN) + " " + args + " 2>/dev/null";
+  return popen(command.c_str(), "r");
+}
+
+Ran finish(FILE* pipe, std::chrono::steady_clock::time_point started) {
+  Ran ran;
+  std::string out;
+  std::array<char, 4096> buffer;
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ran.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::istringstream stream(out);
+  for (std::string line; std::getline(stream, line);) ran.lines.push_back(json::parse(line));
+  return ran;
+}
+
+Ran run(const std::string& env_prefix, const std::string& args) {
+  const auto started = std::chrono::steady_clock::now();
+  return finish(start(env_prefix, args), started);
+}
+
+std::vector<json> of_type(const Ran& ran, const std::string& type) {
+  std::vector<json> out;
+  for (const json& line : ran.lines) {
+    if (line["type"] == type) out.push_back(line);
+  }
+  return out;
+}
+
+const std::string kGuard =
+    "--device cpu --model gpt2 --seq-len 8 --task guard --guard-steps 3 --mode fp32 --lr 1e-3 ";
+
+TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
+  const Ran single = run("", kGuard + "--batch 4");
+  const Ran two = run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60");
+  ASSERT_EQ(single.exit_code, 0);
+  ASSERT_EQ(two.exit_code, 0);
+  const auto results = of_type(two, "result");
+  ASSERT_EQ(results.size(), 1u) << "rank 0's result only";
+  EXPECT_EQ(of_type(two, "done").size(), 1u);
+  const json& result = results.front();
+  EXPECT_EQ(result["rank"], 0);
+  EXPECT_EQ(result["data_parallel"]["world_size"], 2);
+  EXPECT_EQ(result["data_parallel"]["backend"], "gloo");
+  EXPECT_EQ(result["data_parallel"]["global_batch"], 4);
+  ASSERT_EQ(result["data_parallel"]["ranks"].size(), 2u);
+  EXPECT_EQ(result["data_parallel"]["ranks"][1]["rank"], 1);
+  const json start = of_type(two, "start").front();
+  EXPECT_EQ(start["world_size"], 2);
+  // The mean of the ranks' losses, step by step, is the doubled batch's loss: the gradients were
+  // averaged, so the parameters stayed those of the single process.
+  const json expected = of_type(single, "result").front()["loss"]["values"];
+  const json& got = result["loss"]["values"];
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(got[i].get<double>(), expected[i].get<double>(),
+                1e-4 * std::abs(expected[i].get<double>()))
+        << "step " << i;
+  }
+  EXPECT_NE(got[2].get<double>(), got[0].get<double>());
+}
+
+TEST(TorchDataParallel, LaunchVariablesAsTorchrunSetsThem) {
+  const std::string args =
+      "--device cpu --model gpt2 --seq-len 8 --batch 1 --warmup 0 --windows 1 --steps 2 "
+      "--mode fp32 --dist-timeout 60";
+  const std::string common = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                             std::to_string(29500 + (getpid() % 2000)) + " ";
+  const auto started = std::chrono::steady_clock::now();
+  FILE* rank1 = start(common + "RANK=1 LOCAL_RANK=1", args);
+  FILE* rank0 = start(common + "RANK=0 LOCAL_RANK=0", args);
+  const Ran r0 = finish(rank0, started);
+  const Ran r1 = finish(rank1, started);
+  EXPECT_EQ(r0.exit_code, 0);
+  EXPECT_EQ(r1.exit_code, 0);
+  for (const Ran* ran : {&r0, &r1}) {
+    const int rank = ran == &r0 ? 0 : 1;
+    ASSERT_FALSE(ran->lines.empty());
+    for (const json& line : ran->lines) EXPECT_EQ(line["rank"], rank) << line.dump();
+    const auto results = of_type(*ran, "result");
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results.front()["data_parallel"]["world_size"], 2);
+    // Rank 0 summarises every rank; the others report themselves.
+    EXPECT_EQ(results.front()["data_parallel"]["ranks"].is_array(), rank == 0);
+  }
+  EXPECT_EQ(of_type(r0, "start").front()["launcher"], "env");
+}
+
+TEST(TorchDataParallel, WorldSizeMustAgreeWithTheLauncher) {
+  const Ran ran = run("RANK=0 WORLD_SIZE=2", "--device cpu --world-size 3");
+  EXPECT_EQ(ran.exit_code, 2);
+  ASSERT_FALSE(ran.lines.empty());
+  EXPECT_EQ(ran.lines.front()["type"], "error");
+  const Ran bad = run("RANK=4 WORLD_SIZE=2", "--device cpu");
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+TEST(TorchDataParallel, ARankThatDiesIsReportedAndTheOthersEnd) {
+  // Rank 1 is killed (SIGKILL) before its third step; rank 0 waits in an all-reduce.
+  const Ran ran =
+      run("GPUSCOPE_TORCH_FAULT=1:2",
+          "--device cpu --model gpt2 --seq-len 8 --batch 1 --warmup 0 --windows 2 --steps 3 "
+          "--mode fp32 --world-size 2 --dist-timeout 20");
+  EXPECT_NE(ran.exit_code, 0);
+  EXPECT_LT(ran.seconds, 120);
+  bool rank1_failed = false;
+  for (const json& line : of_type(ran, "error")) {
+    if (line["code"] == "rank_failed" && line["rank"] == 1) {
+      rank1_failed = true;
+      EXPECT_NE(line["message"].get<std::string>().find("signal 9"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(rank1_failed);
+  EXPECT_TRUE(of_type(ran, "result").empty());
+  ASSERT_FALSE(ran.lines.empty());
+  EXPECT_EQ(ran.lines.back()["type"], "done");
+  EXPECT_FALSE(ran.lines.back()["ok"].get<bool>());
+}
+
+}  // namespace

@@ -1,0 +1,152 @@
+// Data parallel on the CPU with Gloo: two ranks (threads of this process, each with its own
+// process group) training a small model end with the same parameters as one process training on
+// the doubled batch — the all-reduce, the averaging and the bucketing together.
+#include "distributed/grad_buckets.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "distributed/launcher.h"
+#include "distributed/process_group.h"
+#include "fused_adamw.h"
+
+namespace gpuscope::workloads {
+namespace {
+
+constexpr int64_t kIn = 5, kHidden = 8, kClasses = 3, kRankBatch = 4, kSteps = 3;
+
+// A two-layer perceptron in float64 (so that the comparison can be tight), its parameters in
+// registration order: W1 [8,5], b1 [8], W2 [3,8], b2 [3].
+std::vector<at::Tensor> initial_parameters() {
+  at::manual_seed(7);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  return {at::randn({kHidden, kIn}, f64), at::randn({kHidden}, f64),
+          at::randn({kClasses, kHidden}, f64), at::randn({kClasses}, f64)};
+}
+
+std::vector<at::Tensor> trainable_copy(const std::vector<at::Tensor>& params) {
+  std::vector<at::Tensor> copy;
+  for (const auto& p : params) copy.push_back(p.clone().requires_grad_(true));
+  return copy;
+}
+
+at::Tensor loss_of(const std::vector<at::Tensor>& p, const at::Tensor& x, const at::Tensor& y) {
+  const at::Tensor hidden = at::relu(at::linear(x, p[0], p[1]));
+  return at::cross_entropy_loss(at::linear(hidden, p[2], p[3]), y);
+}
+
+// The global batches of each step: 2 x kRankBatch rows; rank r takes rows [r*4, r*4+4).
+std::vector<std::pair<at::Tensor, at::Tensor>> global_batches() {
+  at::manual_seed(11);
+  std::vector<std::pair<at::Tensor, at::Tensor>> out;
+  for (int64_t s = 0; s < kSteps; ++s) {
+    out.emplace_back(at::randn({2 * kRankBatch, kIn}, at::kDouble),
+                     at::randint(kClasses, {2 * kRankBatch}, at::kLong));
+  }
+  return out;
+}
+
+AdamWOptions adamw() {
+  AdamWOptions o;
+  o.lr = 1e-2;
+  return o;
+}
+
+TEST(GradientBuckets, BucketsHoldParametersInReverseOrderUpToTheCap) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  LaunchEnv env;  // one rank: a process group of size 1 still all-reduces
+  env.master_port = free_port();
+  ProcessGroup group(env, at::Device(at::kCPU), std::chrono::seconds(30));
+  const auto params = trainable_copy(initial_parameters());
+  // b2 (24 B) + W2 (192 B) reach 100 B: one bucket; b1 (64 B) + W1 (320 B) the next.
+  GradientBuckets buckets(params, group, 100);
+  ASSERT_EQ(buckets.bucket_count(), 2u);
+  EXPECT_EQ(buckets.bucket_members(0), (std::vector<size_t>{3, 2}));
+  EXPECT_EQ(buckets.bucket_members(1), (std::vector<size_t>{1, 0}));
+  GradientBuckets one(params, group, 1 << 20);
+  EXPECT_EQ(one.bucket_count(), 1u);
+}
+
+TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  const auto init = initial_parameters();
+  const auto batches = global_batches();
+
+  // One process, the whole batch.
+  const auto single = trainable_copy(init);
+  FusedAdamW single_adamw(single, adamw());
+  for (const auto& [x, y] : batches) {
+    single_adamw.zero_grad();
+    loss_of(single, x, y).backward();
+    single_adamw.step();
+  }
+
+  // Two ranks, half each, gradients averaged in two buckets.
+  const int port = free_port();
+  std::vector<std::vector<at::Tensor>> ranks(2);
+  std::vector<std::string> failures(2);
+  std::vector<size_t> bucket_counts(2);
+  const auto rank_main = [&](int rank) {
+    try {
+      LaunchEnv env;
+      env.rank = rank;
+      env.world_size = 2;
+      env.local_rank = rank;
+      env.master_port = port;
+      env.launcher = "env";
+      ProcessGroup group(env, at::Device(at::kCPU), std::chrono::seconds(30));
+      auto params = trainable_copy(init);
+      GradientBuckets buckets(params, group, 100);
+      bucket_counts[rank] = buckets.bucket_count();
+      FusedAdamW opt(params, adamw());
+      for (const auto& [x, y] : batches) {
+        opt.zero_grad();
+        buckets.begin_backward();
+        loss_of(params, x.narrow(0, rank * kRankBatch, kRankBatch),
+                y.narrow(0, rank * kRankBatch, kRankBatch))
+            .backward();
+        buckets.end_backward();
+        opt.step();
+      }
+      ranks[rank] = params;
+    } catch (const std::exception& e) {
+      failures[rank] = e.what();
+    }
+  };
+  std::thread r1(rank_main, 1);
+  rank_main(0);
+  r1.join();
+  ASSERT_EQ(failures[0], "");
+  ASSERT_EQ(failures[1], "");
+  EXPECT_EQ(bucket_counts[0], 2u);
+  for (size_t i = 0; i < init.size(); ++i) {
+    // The parameters moved, and both ranks hold the single process's values.
+    EXPECT_GT((single[i] - init[i]).abs().max().item<double>(), 1e-3) << i;
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_LT((ranks[r][i] - single[i]).abs().max().item<double>(), 1e-12)
+          << "rank " << r << " parameter " << i;
+    }
+  }
+}
+
+TEST(GradientBuckets, RanksWithoutAveragingWouldDiffer) {
+  // The comparison above can fail: each half's own gradient gives other parameters.
+  const auto init = initial_parameters();
+  const auto batches = global_batches();
+  const auto single = trainable_copy(init);
+  const auto half = trainable_copy(init);
+  FusedAdamW a(single, adamw()), b(half, adamw());
+  for (const auto& [x, y] : batches) {
+    a.zero_grad();
+    b.zero_grad();
+    loss_of(single, x, y).backward();
+    loss_of(half, x.narrow(0, 0, kRankBatch), y.narrow(0, 0, kRankBatch)).backward();
+    a.step();
+    b.step();
+  }
+  EXPECT_GT((single[0] - half[0]).abs().max().item<double>(), 1e-6);
+}
+
+}  // namespace
+}  // namespace gpuscope::workloads

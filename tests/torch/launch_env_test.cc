@@ -1,0 +1,100 @@
+// The launch variables of a data-parallel rank (torchrun's, srun's) and the lines a rank prints.
+#include "distributed/launch_env.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "distributed/launcher.h"
+
+namespace gpuscope::workloads {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> values) {
+  return [values](std::string_view name) -> std::optional<std::string> {
+    const auto it = values.find(std::string(name));
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+LaunchEnv read_ok(std::map<std::string, std::string> values) {
+  auto env = read_launch_env(env_of(std::move(values)));
+  EXPECT_TRUE(std::holds_alternative<LaunchEnv>(env)) << std::get<std::string>(env);
+  return std::holds_alternative<LaunchEnv>(env) ? std::get<LaunchEnv>(env) : LaunchEnv{};
+}
+
+std::string read_error(std::map<std::string, std::string> values) {
+  auto env = read_launch_env(env_of(std::move(values)));
+  EXPECT_TRUE(std::holds_alternative<std::string>(env));
+  return std::holds_alternative<std::string>(env) ? std::get<std::string>(env) : "";
+}
+
+TEST(LaunchEnv, NoVariablesIsOneProcess) {
+  const LaunchEnv env = read_ok({});
+  EXPECT_EQ(env.world_size, 1);
+  EXPECT_EQ(env.rank, 0);
+  EXPECT_FALSE(env.distributed());
+  EXPECT_EQ(env.launcher, "none");
+}
+
+TEST(LaunchEnv, TorchrunVariables) {
+  const LaunchEnv env = read_ok({{"RANK", "3"},
+                                 {"WORLD_SIZE", "4"},
+                                 {"LOCAL_RANK", "1"},
+                                 {"MASTER_ADDR", "node7"},
+                                 {"MASTER_PORT", "12345"}});
+  EXPECT_EQ(env.rank, 3);
+  EXPECT_EQ(env.world_size, 4);
+  EXPECT_EQ(env.local_rank, 1);
+  EXPECT_EQ(env.master_addr, "node7");
+  EXPECT_EQ(env.master_port, 12345);
+  EXPECT_EQ(env.launcher, "env");
+  EXPECT_TRUE(env.distributed());
+}
+
+TEST(LaunchEnv, DefaultsForLocalRankAddressAndPort) {
+  const LaunchEnv env = read_ok({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  EXPECT_EQ(env.local_rank, 1);
+  EXPECT_EQ(env.master_addr, "127.0.0.1");
+  EXPECT_EQ(env.master_port, kDefaultMasterPort);
+}
+
+TEST(LaunchEnv, SlurmVariablesWhenWorldSizeIsAbsent) {
+  const LaunchEnv env =
+      read_ok({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}});
+  EXPECT_EQ(env.rank, 5);
+  EXPECT_EQ(env.world_size, 8);
+  EXPECT_EQ(env.local_rank, 1);
+  EXPECT_EQ(env.launcher, "slurm");
+  // torchrun's variables win over Slurm's (torchrun inside an allocation).
+  EXPECT_EQ(
+      read_ok({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}})
+          .world_size,
+      2);
+}
+
+TEST(LaunchEnv, BadValuesNameTheVariable) {
+  EXPECT_NE(read_error({{"WORLD_SIZE", "2"}}).find("RANK"), std::string::npos);
+  EXPECT_NE(read_error({{"RANK", "2"}, {"WORLD_SIZE", "2"}}).find("outside"), std::string::npos);
+  EXPECT_NE(read_error({{"RANK", "x"}, {"WORLD_SIZE", "2"}}).find("RANK"), std::string::npos);
+  EXPECT_NE(read_error({{"RANK", "0"}, {"WORLD_SIZE", "0"}}).find("WORLD_SIZE"), std::string::npos);
+  EXPECT_NE(read_error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}})
+                .find("MASTER_PORT"),
+            std::string::npos);
+}
+
+TEST(Launcher, RankFieldGoesAfterTheVersion) {
+  EXPECT_EQ(with_rank(R"({"v":1,"type":"start"})", 2), R"({"v":1,"rank":2,"type":"start"})");
+  EXPECT_EQ(with_rank(R"({"type":"x"})", 0), R"({"rank":0,"type":"x"})");
+  EXPECT_EQ(with_rank("not json", 1), "not json");
+}
+
+TEST(Launcher, FreePortIsUsable) {
+  const int port = free_port();
+  EXPECT_GT(port, 0);
+  EXPECT_LE(port, 65535);
+}
+
+}  // namespace
+}  // namespace gpuscope::workloads

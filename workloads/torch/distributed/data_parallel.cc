@@ -1,0 +1,93 @@
+#include "distributed/data_parallel.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+namespace gpuscope::workloads {
+
+DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const at::Device& device)
+    : config_(config) {
+  TORCH_CHECK(config.launch.distributed(), "DataParallel needs a world size above 1");
+  group_ = std::make_unique<ProcessGroup>(config.launch, device,
+                                          std::chrono::seconds(config.dist_timeout_s));
+  // Same seed, same weights, but DDP does not rely on it and neither does this.
+  std::vector<at::Tensor> state;
+  for (const auto& p : model.parameters()) state.push_back(p.detach());
+  for (const auto& b : model.buffers()) state.push_back(b.detach());
+  {
+    torch::NoGradGuard no_grad;
+    group_->broadcast(state, 0);
+  }
+  buckets_ =
+      std::make_unique<GradientBuckets>(model.parameters(), *group_, config.bucket_cap_mb << 20);
+}
+
+DataParallel::~DataParallel() = default;
+
+std::vector<Batch> DataParallel::share_of(const std::vector<Batch>& global) const {
+  std::vector<Batch> share;
+  for (const Batch& b : global) {
+    const int64_t rows = b.input.size(0) / world_size();
+    share.push_back(Batch{b.input.narrow(0, rank() * rows, rows).contiguous(),
+                          b.target.narrow(0, rank() * rows, rows).contiguous()});
+  }
+  return share;
+}
+
+void DataParallel::average(at::Tensor& values) {
+  group_->all_reduce_sum(values).wait();
+  values.div_(world_size());
+}
+
+void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
+  const CommStats comm = buckets_->recorded();
+  DataParallelRecord record;
+  record.world_size = world_size();
+  record.backend = group_->backend_name();
+  record.buckets = static_cast<int64_t>(buckets_->bucket_count());
+  record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
+  record.global_batch = result.batch * world_size();
+  record.rank_samples_per_second = result.samples_per_second;
+  if (comm.steps > 0) {
+    const auto steps = static_cast<double>(comm.steps);
+    record.exposed_seconds_per_step = comm.exposed_seconds / steps;
+    if (comm.collective_seconds) {
+      record.collective_seconds_per_step = *comm.collective_seconds / steps;
+      if (*comm.collective_seconds > 0) {
+        record.overlap_fraction =
+            std::clamp(1.0 - comm.exposed_seconds / *comm.collective_seconds, 0.0, 1.0);
+      }
+    }
+  }
+  result.data_parallel = record;
+  const std::vector<std::string> ranks = group_->all_gather_strings(
+      "result", rank_record_json(rank(), config_.launch.local_rank, device, result));
+  if (rank() != 0) return;
+  std::string array = "[";
+  for (const std::string& r : ranks) array += (array.size() > 1 ? "," : "") + r;
+  result.data_parallel->ranks_json = array + "]";
+  // The job's throughput: every rank's median, summed (each rank's share of every step).
+  double total = 0;
+  for (const std::string& r : ranks) {
+    const std::string key = "\"samples_per_second\":";
+    const auto at = r.find(key);
+    if (at != std::string::npos) total += std::strtod(r.c_str() + at + key.size(), nullptr);
+  }
+  result.samples_per_second = total;
+}
+
+void maybe_inject_fault(const RunConfig& config, int64_t step) {
+  const char* fault = std::getenv("GPUSCOPE_TORCH_FAULT");
+  if (fault == nullptr) return;
+  const std::string spec(fault);
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) return;
+  if (std::atoi(spec.substr(0, colon).c_str()) == config.launch.rank &&
+      std::atoll(spec.substr(colon + 1).c_str()) == step) {
+    std::raise(SIGKILL);
+  }
+}
+
+}  // namespace gpuscope::workloads

@@ -1,0 +1,51 @@
+// One rank of a data-parallel training run, as torchrun + DistributedDataParallel would run it:
+// the process group (process_group.h), replicas made identical (rank 0's parameters and buffers
+// broadcast), gradients averaged in buckets during the backward (grad_buckets.h), each rank on
+// its own share of the data, and at the end every rank's figures gathered on rank 0.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "distributed/grad_buckets.h"
+#include "distributed/process_group.h"
+#include "json_protocol.h"
+#include "models/model.h"
+#include "run_config.h"
+#include "synthetic_data.h"
+
+namespace gpuscope::workloads {
+
+class DataParallel {
+ public:
+  // Joins the job described by config.launch and broadcasts rank 0's parameters and buffers.
+  // Throws (c10::Error, std::runtime_error) when the rendezvous or a collective fails.
+  // REQUIRES: config.launch.distributed(); the model is on `device`.
+  DataParallel(const RunConfig& config, ReferenceModel& model, const at::Device& device);
+  ~DataParallel();
+
+  int rank() const { return group_->rank(); }
+  int world_size() const { return group_->size(); }
+  GradientBuckets& buckets() { return *buckets_; }
+
+  // The slice of each global batch that this rank trains on (rank r: rows [r*b, (r+1)*b)).
+  std::vector<Batch> share_of(const std::vector<Batch>& global) const;
+  // Replaces `values` with its mean over ranks (waits).
+  void average(at::Tensor& values);
+  // Fills result.data_parallel from this rank's result and the recorded communication; on rank
+  // 0 also gathers every rank's record and makes samples_per_second the job's (window lines
+  // and window_samples_per_second stay rank 0's own).
+  // REQUIRES: the device was synchronized after the last recorded step.
+  void summarise(const DeviceInfo& device, RunResult& result);
+
+ private:
+  const RunConfig& config_;
+  std::unique_ptr<ProcessGroup> group_;
+  std::unique_ptr<GradientBuckets> buckets_;
+};
+
+// Test hook: GPUSCOPE_TORCH_FAULT="R:S" kills rank R with SIGKILL before its step S (how a
+// crashed rank looks to the others). Nothing happens when unset or for another rank/step.
+void maybe_inject_fault(const RunConfig& config, int64_t step);
+
+}  // namespace gpuscope::workloads

@@ -1,0 +1,69 @@
+// Data-parallel gradient averaging as PyTorch's DistributedDataParallel does it: the parameters'
+// gradients are packed into buckets of about `bucket_cap_bytes` (parameters in reverse order, as
+// the backward produces them; one dtype per bucket), each bucket's all-reduce starts from a
+// gradient hook as soon as its last gradient is ready — overlapping the rest of the backward —
+// and the averaged values are copied back into the gradients after it.
+//
+// Per step: begin_backward(), loss.backward() (the hooks fill and launch buckets), then
+// end_backward() before the optimizer reads the gradients. Buckets are launched in index order
+// on every rank (a collective backend matches collectives by order), a bucket whose gradients
+// are all in waiting for the ones before it.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "distributed/process_group.h"
+
+namespace gpuscope::workloads {
+
+inline constexpr int64_t kDefaultBucketCapBytes = 25ll << 20;  // DDP's bucket_cap_mb = 25
+
+// Communication over the steps recorded (start_recording .. the last end_backward).
+struct CommStats {
+  int64_t steps = 0;
+  // Device time of the all-reduces, summed (NCCL with timing; nullopt on the CPU).
+  std::optional<double> collective_seconds;
+  // From the end of the backward's compute to the averaged gradients being back in place: the
+  // communication the backward did not hide, plus the copy back (CUDA events on the compute
+  // stream; on the CPU the host's wait).
+  double exposed_seconds = 0;
+};
+
+class GradientBuckets {
+ public:
+  // Registers a gradient hook on every parameter that requires a gradient (duplicates once).
+  // REQUIRES: params on one device; `group` outlives this object.
+  GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
+                  int64_t bucket_cap_bytes = kDefaultBucketCapBytes);
+  ~GradientBuckets();
+  GradientBuckets(const GradientBuckets&) = delete;
+  GradientBuckets& operator=(const GradientBuckets&) = delete;
+
+  void begin_backward();
+  // Launches what the hooks did not (parameters without a gradient this step contribute zeros),
+  // waits for every bucket (the current stream waits, on CUDA) and writes the averages into the
+  // gradients (defining those that were not).
+  // Throws c10::Error when a collective failed or timed out (a rank died).
+  void end_backward();
+
+  size_t bucket_count() const;
+  // The parameters of bucket i, as indices into the constructor's `params`, in the order their
+  // gradients are expected (last parameter first).
+  std::vector<size_t> bucket_members(size_t i) const;
+
+  // Steps from now on are timed (CommStats). REQUIRES: no step in progress.
+  void start_recording();
+  // REQUIRES: the device has been synchronized after the last recorded step.
+  CommStats recorded() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuscope::workloads

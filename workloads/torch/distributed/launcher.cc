@@ -1,0 +1,220 @@
+#include "distributed/launcher.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "json_writer.h"
+
+namespace gpuscope::workloads {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct RankProcess {
+  int rank = 0;
+  pid_t pid = -1;
+  int out_fd = -1;  // the rank's stdout; -1 once closed
+  std::string pending;
+  std::optional<int> status;  // waitpid's status once it ended
+};
+
+bool line_has_type(const std::string& line, std::string_view type) {
+  return line.find("\"type\":\"" + std::string(type) + "\"") != std::string::npos;
+}
+
+pid_t start_rank(const LaunchPlan& plan, int rank, int port, int& out_fd) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    setenv("RANK", std::to_string(rank).c_str(), 1);
+    setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+    setenv("WORLD_SIZE", std::to_string(plan.world_size).c_str(), 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    // NVLink multicast (NVLS) stays off on the machines gpuscope is lent.
+    setenv("NCCL_NVLS_ENABLE", "0", 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(plan.program.c_str()));
+    for (const std::string& a : plan.args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(plan.program.c_str(), argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  out_fd = fds[0];
+  return pid;
+}
+
+std::string describe_end(int status) {
+  if (WIFSIGNALED(status)) {
+    return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+bool failed(int status) {
+  if (WIFSIGNALED(status)) return true;
+  const int code = WEXITSTATUS(status);
+  return code != kTorchExitOk && code != kTorchExitSkipped && code != kTorchExitInterrupted;
+}
+
+}  // namespace
+
+std::string with_rank(const std::string& line, int rank) {
+  if (line.empty() || line.front() != '{') return line;
+  const std::string field = "\"rank\":" + std::to_string(rank);
+  const std::string version = "{\"v\":" + std::to_string(kProtocolVersion);
+  if (line.starts_with(version + ",")) {
+    return version + "," + field + line.substr(version.size());
+  }
+  return "{" + field + (line.size() > 2 ? "," : "") + line.substr(1);
+}
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return kDefaultMasterPort;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t size = sizeof(address);
+  int port = kDefaultMasterPort;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
+  const int port = free_port();
+  std::vector<RankProcess> ranks(static_cast<size_t>(plan.world_size));
+  for (int r = 0; r < plan.world_size; ++r) {
+    RankProcess& p = ranks[static_cast<size_t>(r)];
+    p.rank = r;
+    p.pid = start_rank(plan, r, port, p.out_fd);
+    if (p.pid < 0) {
+      emit(error_line("internal",
+                      "could not start rank " + std::to_string(r) + ": " + std::strerror(errno)));
+      for (const RankProcess& started : ranks) {
+        if (started.pid > 0) kill(started.pid, SIGKILL);
+      }
+      for (const RankProcess& started : ranks) {
+        if (started.pid > 0) waitpid(started.pid, nullptr, 0);
+      }
+      return kTorchExitFailed;
+    }
+  }
+
+  const auto relay = [&](RankProcess& p, const std::string& line) {
+    if (line.empty() || line_has_type(line, "done")) return;
+    if (p.rank == 0 || line_has_type(line, "error") || line_has_type(line, "skipped")) {
+      emit(p.rank == 0 ? line : with_rank(line, p.rank));
+    }
+  };
+  const auto drain = [&](RankProcess& p) {
+    char buffer[65536];
+    const ssize_t n = read(p.out_fd, buffer, sizeof(buffer));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) return;
+      if (!p.pending.empty()) relay(p, p.pending);
+      p.pending.clear();
+      close(p.out_fd);
+      p.out_fd = -1;
+      return;
+    }
+    p.pending.append(buffer, static_cast<size_t>(n));
+    for (size_t newline; (newline = p.pending.find('\n')) != std::string::npos;) {
+      relay(p, p.pending.substr(0, newline));
+      p.pending.erase(0, newline + 1);
+    }
+  };
+
+  int exit_code = kTorchExitOk;
+  std::optional<Clock::time_point> first_failure;
+  bool terminated = false, killed = false;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<RankProcess*> owners;
+    for (RankProcess& p : ranks) {
+      if (p.out_fd >= 0) {
+        fds.push_back({p.out_fd, POLLIN, 0});
+        owners.push_back(&p);
+      }
+    }
+    if (!fds.empty()) {
+      const int ready = poll(fds.data(), fds.size(), 200);
+      for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+        if (fds[i].revents != 0) drain(*owners[i]);
+      }
+    } else {
+      usleep(50 * 1000);
+    }
+    bool all_ended = true;
+    for (RankProcess& p : ranks) {
+      if (!p.status) {
+        int status = 0;
+        if (waitpid(p.pid, &status, WNOHANG) == p.pid) {
+          p.status = status;
+          if (failed(status)) {
+            emit(with_rank(
+                JsonObject()
+                    .add("v", kProtocolVersion)
+                    .add("type", "error")
+                    .add("code", "rank_failed")
+                    .add("message", "rank " + std::to_string(p.rank) + " (pid " +
+                                        std::to_string(p.pid) + ") " + describe_end(status))
+                    .str(),
+                p.rank));
+            if (!first_failure) first_failure = Clock::now();
+          }
+          if (exit_code == kTorchExitOk && status != 0) {
+            exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kTorchExitFailed;
+          }
+        }
+      }
+      all_ended = all_ended && p.status.has_value();
+    }
+    if (all_ended) {
+      for (RankProcess& p : ranks) {
+        while (p.out_fd >= 0) drain(p);
+      }
+      break;
+    }
+    if (first_failure) {
+      const auto waited = Clock::now() - *first_failure;
+      if (!terminated && waited > plan.grace) {
+        for (const RankProcess& p : ranks) {
+          if (!p.status) kill(p.pid, SIGTERM);
+        }
+        terminated = true;
+      } else if (terminated && !killed && waited > plan.grace + std::chrono::seconds(5)) {
+        for (const RankProcess& p : ranks) {
+          if (!p.status) kill(p.pid, SIGKILL);
+        }
+        killed = true;
+      }
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace gpuscope::workloads
