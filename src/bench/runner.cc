@@ -39,7 +39,8 @@ struct ChildRun {
 };
 
 ChildRun run_child(const std::string& bin, const std::vector<std::string>& args, unsigned gpu,
-                   double timeout_s, detail::RowSampler* sampler) {
+                   const std::optional<Target>& mig, double timeout_s,
+                   detail::RowSampler* sampler) {
   ChildRun run;
   detail::TorchLineReader reader;
   const Clock::time_point t0 = Clock::now();
@@ -48,7 +49,13 @@ ChildRun run_child(const std::string& bin, const std::vector<std::string>& args,
   po.argv.insert(po.argv.end(), args.begin(), args.end());
   // The sampled GPU is an NVML index; CUDA numbers GPUs the same way only in PCI bus order.
   po.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
-  if (gpu != 0) po.argv.insert(po.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
+  if (mig) {
+    // A MIG instance is reached through CUDA_VISIBLE_DEVICES only (as burn's workers are); it
+    // is then the child's CUDA device 0.
+    po.set_env.push_back({"CUDA_VISIBLE_DEVICES", mig->uuid()});
+  } else if (gpu != 0) {
+    po.argv.insert(po.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
+  }
   po.on_stdout_line = [&](std::string_view line) {
     const double at =
         sampler ? sampler->now_s() : std::chrono::duration<double>(Clock::now() - t0).count();
@@ -85,7 +92,8 @@ class BenchRun {
     row.spec = spec;
     const int before = interrupts();
     const double t0 = sampler_ ? sampler_->now_s() : 0;
-    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), o_.gpu, o_.row_timeout_s, sampler_);
+    ChildRun child =
+        run_child(o_.torch_bin, spec.torch_args(), o_.gpu, o_.mig, o_.row_timeout_s, sampler_);
     *interrupted = interrupts() > before;
     if (!child.status.ok()) {
       row.skipped = true;
@@ -102,7 +110,8 @@ class BenchRun {
     if (sampler_ && !row.skipped) {
       const double t1 = sampler_->now_s();
       sampler_->wait_past(t1);
-      detail::fill_row_telemetry(sampler_->log().snapshot(), child.output.windows, t0, t1, row);
+      detail::fill_row_telemetry(sampler_->samples(), child.output.windows, t0, t1, row,
+                                 sampler_->whole_gpu());
       sampler_->log().drop_before(t1);
     }
     return row;
@@ -123,7 +132,7 @@ class BenchRun {
                                      "--mode", mode,    "--seed",  std::to_string(o_.guard_seed)};
     if (steps) args.insert(args.end(), {"--guard-steps", std::to_string(*steps)});
     args.insert(args.end(), extra.begin(), extra.end());
-    ChildRun child = run_child(o_.torch_bin, args, o_.gpu, o_.row_timeout_s, nullptr);
+    ChildRun child = run_child(o_.torch_bin, args, o_.gpu, o_.mig, o_.row_timeout_s, nullptr);
     *interrupted = interrupts() > before;
     const bool partial = child.output.result && child.output.result->value("partial", false);
     if (!child.status.ok()) {
@@ -253,7 +262,7 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
 
   std::unique_ptr<detail::RowSampler> sampler;
   if (session) {
-    auto started = detail::RowSampler::start(*session, o.gpu, o.interval_ms);
+    auto started = detail::RowSampler::start(*session, o.gpu, o.mig, o.interval_ms);
     if (!started.ok()) {
       if (started.code() == Code::invalid_argument) return started.status();
       result.warnings.push_back("no telemetry (power, energy, activity): " +
@@ -262,6 +271,16 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
       sampler = std::move(started).value();
       result.gpu_name = sampler->gpu().name;
       result.gpu_uuid = sampler->gpu().uuid;
+    }
+    if (o.mig) {
+      // The rows' target is the instance: its name and UUID (a resume checks the UUID).
+      result.gpu_name = o.mig->name;
+      result.gpu_uuid = o.mig->uuid();
+      result.warnings.push_back(fmt::format(
+          "{} is a MIG instance: NVML measures power, energy, temperature, clocks and memory "
+          "only for the whole GPU, shared with its other instances, so rows have no energy; SM "
+          "and tensor activity are the instance's own (where the GPU has GPM)",
+          o.mig->label()));
     }
     if (auto driver = session->driver_version(); driver.ok()) result.driver_version = *driver;
   } else {
