@@ -10,6 +10,16 @@
 namespace gpuscope::study {
 namespace {
 
+// A whole GPU as `gpuscope info` lists it.
+Target gpu(unsigned index, std::string uuid, std::string name) {
+  Target t;
+  t.gpu_index = index;
+  t.gpu_uuid = std::move(uuid);
+  t.gpu_name = std::move(name);
+  t.name = t.gpu_name;
+  return t;
+}
+
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
@@ -27,7 +37,7 @@ State sample_state() {
   state.command_line = "gpuscope study --quick";
   state.options.level = Level::quick;
   state.options.gpus = {"0"};
-  state.machine = {"node1", {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}}};
+  state.machine = {"node1", {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3")}};
   state.plan = *build_plan(state.options, state.machine);
   StepRecord info;
   info.status = StepStatus::ok;
@@ -138,7 +148,7 @@ TEST(StudyState, StepDoneMeansEndedButNotInterrupted) {
 TEST(StudyState, SameMachineIsAccepted) {
   State state = sample_state();
   Machine now = state.machine;
-  now.gpus.push_back({1, "GPU-new", "another GPU the study does not use"});
+  now.gpus.push_back(gpu(1, "GPU-new", "another GPU the study does not use"));
   EXPECT_TRUE(check_same_machine(state, now).ok());
 }
 
@@ -155,7 +165,7 @@ TEST(StudyState, AnotherHostIsRefused) {
 TEST(StudyState, AnotherGpuIsRefused) {
   State state = sample_state();
   Machine now = state.machine;
-  now.gpus[0].uuid = "GPU-zzz";
+  now.gpus[0].gpu_uuid = "GPU-zzz";
   Status s = check_same_machine(state, now);
   EXPECT_EQ(s.code(), Code::invalid_argument);
   EXPECT_THAT(s.message(), HasSubstr("GPU-aaa"));
