@@ -161,8 +161,10 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
   // The shared sampler, on every GPU of the plan (a MIG target's selector samples its GPU, with
   // GPM for its instance); the workers' lines are stamped on its clock.
   telemetry::SamplerOptions sampling;
-  sampling.interval = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::duration<double>(options.sample_interval_seconds));
+  // The sampler's minimum is 20 ms; a shorter --sample-interval (a test's) samples at that.
+  sampling.interval = std::max(telemetry::kMinInterval,
+                               std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::duration<double>(options.sample_interval_seconds)));
   sampling.slow_interval = sampling.interval;
   sampling.processes = false;
   for (const Target& target : plan.targets) sampling.gpus.push_back(target.uuid());

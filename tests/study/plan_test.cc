@@ -6,19 +6,12 @@
 #include <fstream>
 
 #include "gpuscope/study.h"
+#include "test_gpu.h"
 
 namespace gpuscope::study {
 namespace {
 
-// A whole GPU as `gpuscope info` lists it.
-Target gpu(unsigned index, std::string uuid, std::string name) {
-  Target t;
-  t.gpu_index = index;
-  t.gpu_uuid = std::move(uuid);
-  t.gpu_name = std::move(name);
-  t.name = t.gpu_name;
-  return t;
-}
+using testing::gpu;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -131,7 +131,7 @@ void add_burn_command(CLI::App& app, Runner& runner) {
                 "Corrupt one GEMM result on purpose: the run must fail and name the GPU");
   // For tests and debugging; not in --help.
   cmd->add_option("--sample-interval", o.sample_interval_seconds, "Telemetry period in seconds")
-      ->check(seconds_check({0.02}))
+      ->check(seconds_check())
       ->group("");
   cmd->add_option("--worker-timeout", args->worker_timeout, "Kill a worker after S seconds")
       ->check(seconds_check())
