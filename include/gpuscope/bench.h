@@ -30,6 +30,7 @@
 
 #include "gpuscope/status.h"
 #include "gpuscope/store.h"
+#include "gpuscope/target.h"
 
 namespace gpuscope::nvml {
 class Session;
@@ -236,8 +237,13 @@ struct BenchResult;
 struct RunOptions {
   std::string torch_bin;  // REQUIRES: set (find_torch_bin)
   // NVML index of the GPU sampled and run on (children get CUDA_DEVICE_ORDER=PCI_BUS_ID, and
-  // --device cuda:N when it is not 0).
+  // --device cuda:N when it is not 0); for a MIG instance, its GPU.
   unsigned gpu = 0;
+  // Set: run on this MIG instance of `gpu` (resolve_targets, TargetUse::run). Children get
+  // CUDA_VISIBLE_DEVICES=its UUID; the sampler takes its own GPM (SM and tensor activity), while
+  // power, energy, temperature and throttling are the whole GPU's, shared with the other
+  // instances (telemetry::measured_per_instance): rows get no energy, and a warning says so.
+  std::optional<Target> mig;
   int interval_ms = 100;  // sampler interval
   bool guard = true;      // run the convergence guard for training rows
   int guard_seed = 0;
@@ -254,6 +260,13 @@ struct RunOptions {
   // the first call fails run_bench before anything runs; later errors are warnings.
   std::function<Status(const BenchResult&)> on_snapshot;
 };
+
+// Sets o.gpu and o.mig from a --gpu selector naming one GPU or one MIG instance (a GPU in MIG
+// mode with a single instance names that instance). `session` null (no NVML): only an index is
+// understood, as CUDA's device in PCI bus order. invalid_argument for a malformed selector or
+// one naming several targets (the message lists them), not_found for one naming nothing,
+// no_device for a GPU in MIG mode without instances.
+Status choose_target(const nvml::Session* session, const std::string& gpu, RunOptions& o);
 
 struct BenchResult {
   std::vector<Row> rows;  // the finished ones, in order

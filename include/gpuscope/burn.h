@@ -21,6 +21,7 @@
 #include "gpuscope/nvml.h"
 #include "gpuscope/precision.h"
 #include "gpuscope/status.h"
+#include "gpuscope/target.h"
 
 namespace gpuscope::burn {
 
@@ -32,7 +33,7 @@ struct Options {
   bool memory = true;     // device-memory bandwidth
   bool host_link = true;  // host<->device copies and copy/compute overlap
   bool inject_fault = false;
-  std::string gpu;     // "": every GPU; else an NVML index, a GPU-... or a MIG-... UUID
+  std::string gpu;     // "": every GPU; else a selector (gpuscope/target.h)
   std::string worker;  // the worker program; "": locate_worker()
   double sample_interval_seconds = 1.0;
   // Kill a worker that runs longer than this; absent: a generous default from the options.
@@ -42,26 +43,9 @@ struct Options {
   bool forward_interrupts = true;
 };
 
-// A MIG instance a worker runs on.
-struct MigSlice {
-  unsigned gpu_instance_id = 0;
-  unsigned compute_instance_id = 0;
-  std::string profile;  // "3g.20gb"
-  std::string name;     // "NVIDIA A100-SXM4-40GB MIG 3g.20gb"
-  std::string uuid;     // "MIG-..."
-  std::optional<unsigned> sm_count;
-  std::optional<std::uint64_t> memory_total_bytes;
-};
-
-// One worker's device.
-struct Target {
-  std::string label;  // "GPU 0", "GPU 0 MIG 3g.20gb (GI 1 CI 0)"
-  unsigned gpu_index = 0;
-  std::string gpu_name;
-  std::string gpu_uuid;
-  std::optional<std::string> pci_bus_id;
-  std::optional<MigSlice> mig;
-  std::string visible_devices;  // CUDA_VISIBLE_DEVICES for the worker: the GPU or MIG UUID
+// One worker's device: a whole GPU or a MIG instance (CUDA_VISIBLE_DEVICES = uuid()), with the
+// peak rates its results are compared with.
+struct Target : gpuscope::Target {
   // Peak rates to compare with: the datasheet's for a whole GPU; for a MIG instance, the GPU's
   // compute peaks scaled by the instance's share of the SMs (absent when a count is unknown).
   std::optional<PeakRates> peak;
@@ -74,14 +58,11 @@ struct Plan {
   std::vector<Target> targets;
 };
 
-// What to pass to collect_info (InfoOptions::gpu) for an Options::gpu selector: the selector
-// itself, or "" (every GPU) for a MIG UUID, which plan() then finds among the instances.
-std::string info_selector(const std::string& gpu);
-
-// One target per selected GPU, or per MIG instance of a GPU in MIG mode. `gpu` selects as
-// Options::gpu does, among the GPUs of `info` (collected with info_selector(gpu)).
-// Fails with not_found for a selector that matches nothing, and no_device when a GPU in MIG
-// mode has no instance to run on (and nothing else is selected).
+// One target per selected GPU, or per MIG instance of a GPU in MIG mode (resolve_targets with
+// TargetUse::run over targets_of(info)). `gpu` selects as Options::gpu does, among the GPUs of
+// `info` (collected with the same selector). Fails with not_found for a selector that matches
+// nothing, and no_device when a GPU in MIG mode has no instance to run on (and nothing else is
+// selected).
 Result<Plan> plan(const SystemInfo& info, const std::string& gpu);
 
 // The worker program: $GPUSCOPE_BURN_WORKER when set; else gpuscope-burn-worker next to this

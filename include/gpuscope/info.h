@@ -11,6 +11,7 @@
 #include "gpuscope/datasheet.h"
 #include "gpuscope/nvml.h"
 #include "gpuscope/status.h"
+#include "gpuscope/target.h"
 
 namespace gpuscope {
 
@@ -93,7 +94,8 @@ struct SystemInfo {
 };
 
 struct InfoOptions {
-  // Empty: every GPU. Else an NVML index ("0") or a GPU UUID ("GPU-...").
+  // Empty: every GPU. Else a selector (gpuscope/target.h): an NVML index ("0"), a GPU UUID
+  // ("GPU-..."), a MIG instance's UUID (its GPU is read), "all", or a list of them.
   std::string gpu;
 };
 
@@ -103,7 +105,8 @@ struct InfoOptions {
 Result<SystemInfo> collect_info(const nvml::Session& session, const CudaInventory& cuda,
                                 const InfoOptions& options);
 
-// "3g.20gb" from "NVIDIA A100-SXM4-40GB MIG 3g.20gb"; empty if the name has no profile.
-std::string mig_profile_from_name(const std::string& name);
+// The targets of collected info, in the form list_targets() gives them (each GPU, and after a
+// GPU in MIG mode its instances), for resolve_targets(). A whole GPU's sm_count is CUDA's.
+std::vector<Target> targets_of(const SystemInfo& info);
 
 }  // namespace gpuscope

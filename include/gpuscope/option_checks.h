@@ -5,8 +5,9 @@
 //                             bench's --row-timeout and --interval, ...: a finite number, more
 //                             than 0 (or at least a command's minimum), at most a sane maximum.
 //                             nan, inf, 0 and negative numbers never mean "forever".
-//   GPU selectors             --gpu N|UUID: an empty selector is an error (omit --gpu for every
-//                             GPU), never a quiet "all".
+//   GPU selectors             --gpu N|UUID|MIG-UUID|all, or a list: an empty selector or an empty
+//                             entry ("0,") is an error (omit --gpu for every GPU), never a quiet
+//                             "all" (the rule is split_gpu_selector's, gpuscope/target.h).
 //
 // The CLI turns each into an option validator (tools/gpuscope/validators.h); library entry points
 // that take the same values (run_monitor, the sampler, the study plan) check them again with
@@ -42,8 +43,9 @@ Status check_duration(std::string_view option, double seconds, DurationRange ran
 // value is a whole number (seconds otherwise).
 std::string readable_duration(double seconds);
 
-// invalid_argument when `selector` is empty: "an empty GPU selector; omit --gpu to use every
-// GPU". Other selectors are resolved (and refused when they name no GPU) where GPUs are listed.
+// invalid_argument when `selector` is not a well-formed selector or list (split_gpu_selector):
+// "an empty GPU selector; omit --gpu to use every GPU", "an empty entry in the GPU list '0,'".
+// Selectors are resolved (and refused when they name no GPU) by resolve_targets().
 Status check_gpu_selector(std::string_view selector);
 
 }  // namespace gpuscope

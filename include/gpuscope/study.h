@@ -24,6 +24,7 @@
 
 #include "gpuscope/clock.h"
 #include "gpuscope/status.h"
+#include "gpuscope/target.h"
 
 namespace gpuscope::study {
 
@@ -40,19 +41,15 @@ Result<Level> parse_level(std::string_view name);
 
 struct Options {
   Level level = Level::standard;
-  std::vector<std::string> gpus;  // NVML indexes or GPU UUIDs; empty: every GPU
+  // GPU selectors (gpuscope/target.h): NVML indexes, GPU or MIG UUIDs, lists; empty: every GPU.
+  std::vector<std::string> gpus;
 };
 
-struct GpuIdentity {
-  int index = 0;  // NVML index
-  std::string uuid;
-  std::string name;
-};
-
-// The machine a study runs on: its host name and every GPU `gpuscope info` listed.
+// The machine a study runs on: its host name, and every GPU `gpuscope info` listed, each GPU in
+// MIG mode followed by its MIG instances (as list_targets() gives them).
 struct Machine {
   std::string hostname;
-  std::vector<GpuIdentity> gpus;
+  std::vector<Target> gpus;
 };
 
 // Reads the machine from `gpuscope info --json` output. data_error when it is not that document
@@ -89,8 +86,9 @@ Step make_info_step();
 // not_found for a --gpu entry that matches no GPU of `machine`; no_device when it has no GPU.
 Result<std::vector<Step>> build_plan(const Options& options, const Machine& machine);
 
-// The GPUs `options` chooses among `machine`'s, in NVML order (same errors as build_plan).
-Result<std::vector<GpuIdentity>> choose_gpus(const Options& options, const Machine& machine);
+// The targets `options` chooses among `machine`'s, in NVML order (same errors as build_plan): a
+// whole GPU, or each MIG instance of a GPU in MIG mode (resolve_targets with TargetUse::run).
+Result<std::vector<Target>> choose_gpus(const Options& options, const Machine& machine);
 
 // ---------------------------------------------------------------------------------------------
 // State (DIR/study.json)

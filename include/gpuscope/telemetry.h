@@ -26,6 +26,7 @@
 
 #include "gpuscope/nvml.h"
 #include "gpuscope/status.h"
+#include "gpuscope/target.h"
 
 namespace gpuscope::telemetry {
 
@@ -129,7 +130,12 @@ struct GpuIdentity {
   std::string pci_bus_id;
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<double> power_limit_w;
-  bool gpm = false;  // GPM metrics are sampled
+  bool gpm = false;  // GPM metrics are sampled (for the whole GPU, or per instance below)
+  // The MIG instances selected on this GPU ("MIG-..." selectors): GPM is sampled per GPU
+  // instance for them (GpuSample::instances) instead of for the whole GPU. NVML measures
+  // everything else (power, energy, temperature, clocks, throttling, memory, utilization) only
+  // for the whole GPU: see measured_per_instance().
+  std::vector<Target> instances;
 };
 
 struct ProcessSample {
@@ -140,6 +146,13 @@ struct ProcessSample {
   std::optional<double> memory_utilization;
 };
 
+// The GPM metrics of one MIG GPU instance at a sample (only GPM metrics are set).
+struct InstanceSample {
+  unsigned gpu_instance_id = 0;
+  MetricValues values;
+  std::optional<double> gpm_interval_s;
+};
+
 struct GpuSample {
   unsigned gpu = 0;  // NVML index
   double t_s = 0;    // seconds since the sampler's origin
@@ -148,6 +161,8 @@ struct GpuSample {
   std::optional<double> gpm_interval_s;  // the GPM metrics cover (t_s - this, t_s]
   // The compute processes, when the list was read at this sample (once a second).
   std::optional<std::vector<ProcessSample>> processes;
+  // GPM per selected MIG GPU instance (GpuIdentity::instances), when taken at this sample.
+  std::vector<InstanceSample> instances;
   bool lost = false;  // the GPU stopped answering here; it is not sampled again
   // Readings that failed for another reason than "not supported", the first time each did.
   std::vector<std::string> problems;
@@ -179,7 +194,8 @@ struct SamplerOptions {
   // A reading whose NVML calls cost more than this each (mean of its first calls) moves to the
   // once-a-second rounds: on a GPU in a VM some calls cost milliseconds. GPM is never moved.
   double slow_reading_threshold_s = 0.25e-3;
-  // NVML indices or UUIDs; empty: every GPU.
+  // GPU selectors (gpuscope/target.h: "N", "GPU-...", "MIG-...", "all", lists); empty: every
+  // GPU. A MIG instance's selector samples its GPU, with GPM for that instance.
   std::vector<std::string> gpus;
   bool processes = true;
 };
@@ -239,6 +255,15 @@ struct Energy {
   double seconds = 0;
   EnergySource source = EnergySource::counter;
 };
+
+// Whether NVML measures a metric per MIG instance: only the GPM activities are (sampled per GPU
+// instance); power, energy, temperature, clocks, throttling, memory and the utilizations are
+// the whole GPU's, shared by every instance on it.
+bool measured_per_instance(Metric metric);
+
+// The samples as seen from one MIG GPU instance: its GPM metrics (and interval) in place of the
+// GPU's, every other metric the whole GPU's. A sample without that instance's GPM has none.
+std::vector<GpuSample> instance_view(std::span<const GpuSample> samples, unsigned gpu_instance_id);
 
 // The reading at t, linear between the samples around it; nullopt outside them.
 std::optional<double> value_at(std::span<const GpuSample> samples, Metric metric, double t);

@@ -35,9 +35,11 @@ void SampleLog::drop_before(double t) {
 
 void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
                         const std::vector<TimedWindow>& windows, double row_t0, double row_t1,
-                        Row& row) {
-  row.gpu_memory_peak_bytes =
-      telemetry::peak_between(samples, Metric::memory_used_bytes, row_t0, row_t1);
+                        Row& row, bool whole_gpu) {
+  if (whole_gpu) {
+    row.gpu_memory_peak_bytes =
+        telemetry::peak_between(samples, Metric::memory_used_bytes, row_t0, row_t1);
+  }
   if (windows.empty()) return;
   double timed = 0, samples_done = 0, energy = 0, covered = 0;
   bool have_energy = true;
@@ -56,7 +58,7 @@ void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
   row.timed_seconds = timed;
   row.timed_samples = samples_done;
   // Energy counts only when the samples cover (nearly) all the timed time.
-  if (have_energy && covered > 0 && covered >= 0.9 * timed) {
+  if (whole_gpu && have_energy && covered > 0 && covered >= 0.9 * timed) {
     row.energy_j = energy * timed / covered;
     row.power_avg_w = energy / covered;
     if (samples_done > 0) row.energy_per_sample_j = *row.energy_j / samples_done;
@@ -76,20 +78,23 @@ void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
   }
 }
 
-telemetry::SamplerOptions row_sampler_options(unsigned gpu, int interval_ms) {
+telemetry::SamplerOptions row_sampler_options(const std::string& gpu, int interval_ms) {
   telemetry::SamplerOptions o;
   o.interval = std::chrono::milliseconds(interval_ms);
-  o.gpus = {std::to_string(gpu)};
+  o.gpus = {gpu};
   o.processes = false;
   o.slow_reading_threshold_s = std::numeric_limits<double>::infinity();
   return o;
 }
 
 Result<std::unique_ptr<RowSampler>> RowSampler::start(const nvml::Session& session, unsigned gpu,
+                                                      const std::optional<Target>& mig,
                                                       int interval_ms) {
+  const std::string selector = mig ? mig->uuid() : std::to_string(gpu);
   GPUSCOPE_ASSIGN_OR_RETURN(
-      auto sampler, telemetry::Sampler::open(session, row_sampler_options(gpu, interval_ms)));
+      auto sampler, telemetry::Sampler::open(session, row_sampler_options(selector, interval_ms)));
   std::unique_ptr<RowSampler> rs(new RowSampler());
+  if (mig && mig->mig) rs->mig_gpu_instance_ = mig->mig->gpu_instance_id;
   rs->sampler_ = std::move(sampler);
   rs->interval_s_ = interval_ms / 1000.0;
   SampleLog* log = &rs->log_;
@@ -97,6 +102,12 @@ Result<std::unique_ptr<RowSampler>> RowSampler::start(const nvml::Session& sessi
     for (const telemetry::GpuSample& s : tick.gpus) log->add(s);
   });
   return rs;
+}
+
+std::vector<telemetry::GpuSample> RowSampler::samples() const {
+  std::vector<telemetry::GpuSample> all = log_.snapshot();
+  if (!mig_gpu_instance_) return all;
+  return telemetry::instance_view(all, *mig_gpu_instance_);
 }
 
 RowSampler::~RowSampler() {

@@ -34,9 +34,11 @@ class SampleLog {
 
 // Fills the row's telemetry fields from `samples` over its timed `windows`, and NVML's peak
 // memory over [row_t0, row_t1]. Leaves them absent where the samples lack the reading.
+// `whole_gpu` false: the row ran on a MIG instance (samples from telemetry::instance_view), so
+// the GPU's energy, power and memory are not the row's and stay absent.
 void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
                         const std::vector<TimedWindow>& windows, double row_t0, double row_t1,
-                        Row& row);
+                        Row& row, bool whole_gpu = true);
 
 // The sampler on one GPU feeding a SampleLog.
 // The sampler settings for a bench row: one GPU, no process list, and no reading moved to the
@@ -44,19 +46,25 @@ void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
 // H100 (a VM) the energy counter costs 3.4 ms a call, so the monitor's default moved it to 1 Hz
 // and such rows had no energy at all; a bench row has the machine to itself, so the few ms per
 // round are spent.
-telemetry::SamplerOptions row_sampler_options(unsigned gpu, int interval_ms);
+// `gpu`: a selector (gpuscope/target.h), e.g. "0" or a MIG instance's UUID.
+telemetry::SamplerOptions row_sampler_options(const std::string& gpu, int interval_ms);
 
 class RowSampler {
  public:
-  // Fails with invalid_argument for a GPU that does not exist; other failures of the sampler
-  // are returned too (the caller decides to go on without telemetry).
+  // Samples GPU `gpu`, or the GPU of MIG instance `mig` with that instance's GPM. Fails with
+  // invalid_argument for a GPU that does not exist; other failures of the sampler are returned
+  // too (the caller decides to go on without telemetry).
   static Result<std::unique_ptr<RowSampler>> start(const nvml::Session& session, unsigned gpu,
+                                                   const std::optional<Target>& mig,
                                                    int interval_ms);
   ~RowSampler();
   double now_s() const;  // on the samples' clock
   // Waits (at most two intervals) until a sample at or after t has arrived.
   void wait_past(double t) const;
   SampleLog& log() { return log_; }
+  // The samples so far, as the rows' target sees them (a MIG instance: its own GPM).
+  std::vector<telemetry::GpuSample> samples() const;
+  bool whole_gpu() const { return !mig_gpu_instance_; }
   const telemetry::GpuIdentity& gpu() const;
 
  private:
@@ -64,6 +72,7 @@ class RowSampler {
   std::unique_ptr<telemetry::Sampler> sampler_;
   SampleLog log_;
   double interval_s_ = 0.1;
+  std::optional<unsigned> mig_gpu_instance_;
 };
 
 }  // namespace gpuscope::bench::detail

@@ -33,7 +33,8 @@ struct ChildRun {
 };
 
 ChildRun run_child(const std::string& bin, const std::vector<std::string>& args, unsigned gpu,
-                   double timeout_s, detail::RowSampler* sampler) {
+                   const std::optional<Target>& mig, double timeout_s,
+                   detail::RowSampler* sampler) {
   detail::TorchLineReader reader;
   observe::Options o;
   o.argv = {bin};
@@ -41,7 +42,13 @@ ChildRun run_child(const std::string& bin, const std::vector<std::string>& args,
   // The sampled GPU is an NVML index; CUDA numbers GPUs the same way only in PCI bus order.
   // NVLink multicast (NVLS) stays off on the machines gpuscope is lent (data-parallel rows).
   o.env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"NCCL_NVLS_ENABLE", "0"}};
-  if (gpu != 0) o.argv.insert(o.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
+  if (mig) {
+    // A MIG instance is reached through CUDA_VISIBLE_DEVICES only (as burn's workers are); it
+    // is then the child's CUDA device 0.
+    o.visible_devices = mig->uuid();
+  } else if (gpu != 0) {
+    o.argv.insert(o.argv.end(), {"--device", "cuda:" + std::to_string(gpu)});
+  }
   if (sampler) o.clock = [sampler] { return sampler->now_s(); };
   o.on_json_line = [&reader](const observe::JsonLine& line) { reader.add(line); };
   o.stderr_mode = StderrMode::lines;
@@ -68,7 +75,7 @@ class BenchRun {
     const double t0 = sampler_ ? sampler_->now_s() : 0;
     // A data-parallel row runs on GPUs 0..gpus-1 (rank r on cuda:r): no --device.
     ChildRun child = run_child(o_.torch_bin, spec.torch_args(), spec.gpus > 1 ? 0 : o_.gpu,
-                               o_.row_timeout_s, sampler_);
+                               o_.mig, o_.row_timeout_s, sampler_);
     *interrupted = child.end.interrupted;
     if (!child.end.started()) {
       row.skipped = true;
@@ -86,7 +93,8 @@ class BenchRun {
     if (sampler_ && !row.skipped) {
       const double t1 = sampler_->now_s();
       sampler_->wait_past(t1);
-      detail::fill_row_telemetry(sampler_->log().snapshot(), child.output.windows, t0, t1, row);
+      detail::fill_row_telemetry(sampler_->samples(), child.output.windows, t0, t1, row,
+                                 sampler_->whole_gpu());
       sampler_->log().drop_before(t1);
     }
     return row;
@@ -106,7 +114,7 @@ class BenchRun {
                                      "--mode", mode,    "--seed",  std::to_string(o_.guard_seed)};
     if (steps) args.insert(args.end(), {"--guard-steps", std::to_string(*steps)});
     args.insert(args.end(), extra.begin(), extra.end());
-    ChildRun child = run_child(o_.torch_bin, args, o_.gpu, o_.row_timeout_s, nullptr);
+    ChildRun child = run_child(o_.torch_bin, args, o_.gpu, o_.mig, o_.row_timeout_s, nullptr);
     *interrupted = child.end.interrupted;
     const bool partial = child.output.result && child.output.result->value("partial", false);
     if (!child.end.started()) {
@@ -236,7 +244,7 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
 
   std::unique_ptr<detail::RowSampler> sampler;
   if (session) {
-    auto started = detail::RowSampler::start(*session, o.gpu, o.interval_ms);
+    auto started = detail::RowSampler::start(*session, o.gpu, o.mig, o.interval_ms);
     if (!started.ok()) {
       if (started.code() == Code::invalid_argument) return started.status();
       result.warnings.push_back("no telemetry (power, energy, activity): " +
@@ -245,6 +253,16 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
       sampler = std::move(started).value();
       result.gpu_name = sampler->gpu().name;
       result.gpu_uuid = sampler->gpu().uuid;
+    }
+    if (o.mig) {
+      // The rows' target is the instance: its name and UUID (a resume checks the UUID).
+      result.gpu_name = o.mig->name;
+      result.gpu_uuid = o.mig->uuid();
+      result.warnings.push_back(fmt::format(
+          "{} is a MIG instance: NVML measures power, energy, temperature, clocks and memory "
+          "only for the whole GPU, shared with its other instances, so rows have no energy; SM "
+          "and tensor activity are the instance's own (where the GPU has GPM)",
+          o.mig->label()));
     }
     if (auto driver = session->driver_version(); driver.ok()) result.driver_version = *driver;
   } else {

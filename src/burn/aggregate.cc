@@ -4,10 +4,15 @@
 
 #include <algorithm>
 
-#include "burn/series.h"
-
 namespace gpuscope::burn::detail {
 namespace {
+
+// A precision's timed span, in seconds on the sampler's clock: from the start of its first window
+// to the end of its last.
+struct Span {
+  double start = 0, end = 0;
+  double seconds() const { return end - start; }
+};
 
 Span span_of(const std::vector<const WindowLine*>& windows) {
   const WindowLine& first = *windows.front();
@@ -25,53 +30,52 @@ ErrorCounts sum_windows(const std::vector<const WindowLine*>& windows) {
   return e;
 }
 
-void add_throttle(PrecisionRow& row, const std::vector<TelemetrySample>& samples, Span span) {
+void add_throttle(PrecisionRow& row, std::span<const telemetry::GpuSample> samples, Span span) {
+  const auto measured = telemetry::throttle_between(samples, span.start, span.end);
   for (nvml::ThrottleReason reason : nvml::kThrottleReasons) {
-    const std::string name(nvml::throttle_reason_name(reason));
-    const std::optional<Covered> counted =
-        counter_change(samples, span, [reason](const TelemetrySample& s) {
-          const auto it = s.throttle_ns.find(reason);
-          return it == s.throttle_ns.end() ? std::nullopt
-                                           : std::optional<double>(static_cast<double>(it->second));
-        });
-    if (counted) {
-      row.throttle.push_back({name, std::max(0.0, counted->value) * 1e-9, false});
-    } else if (const std::optional<Covered> sampled =
-                   seconds_with_bit(samples, span, nvml::throttle_reason_bit(reason))) {
-      row.throttle.push_back({name, sampled->value, true});
-    }
+    const auto it = measured.find(reason);
+    if (it == measured.end()) continue;
+    row.throttle.push_back({std::string(nvml::throttle_reason_name(reason)), it->second.seconds,
+                            !it->second.from_counter});
   }
+}
+
+// The reading over the span from `summary` (a mean or a peak), else its value at the middle of
+// the span: a span between two samples still has a reading.
+std::optional<double> or_middle(std::optional<double> summary,
+                                std::span<const telemetry::GpuSample> samples, telemetry::Metric m,
+                                Span span) {
+  if (summary) return summary;
+  return telemetry::value_at(samples, m, 0.5 * (span.start + span.end));
 }
 
 // Power, energy, temperature, clocks and throttling over the precision's span.
 void add_telemetry(PrecisionRow& row, Span span, double flop, const Target& target,
-                   const GpuTelemetry& telemetry, std::vector<std::string>& warnings) {
-  const std::vector<TelemetrySample>& samples = telemetry.samples;
+                   std::span<const telemetry::GpuSample> samples,
+                   std::vector<std::string>& warnings) {
+  using telemetry::Metric;
   row.temperature_max_c =
-      max_over(samples, span, [](const TelemetrySample& s) { return s.temperature_c; });
-  row.sm_clock_average_hz =
-      mean_over(samples, span, [](const TelemetrySample& s) { return s.sm_clock_hz; });
+      or_middle(telemetry::peak_between(samples, Metric::temperature_c, span.start, span.end),
+                samples, Metric::temperature_c, span);
+  auto mean = [&](Metric m) -> std::optional<double> {
+    const auto covered = telemetry::mean_between(samples, m, span.start, span.end);
+    return or_middle(covered ? std::optional(covered->value) : std::nullopt, samples, m, span);
+  };
+  row.sm_clock_average_hz = mean(Metric::sm_clock_hz);
   add_throttle(row, samples, span);
-
-  const auto gpm =
-      telemetry.gpm.find(target.mig ? std::optional(target.mig->gpu_instance_id) : std::nullopt);
-  if (gpm != telemetry.gpm.end()) {
-    row.sm_activity = gpm_mean(gpm->second, span, &nvml::GpmMetrics::sm_activity);
-    row.tensor_activity = gpm_mean(gpm->second, span, &nvml::GpmMetrics::tensor_activity);
+  if (auto m = telemetry::mean_between(samples, Metric::sm_activity, span.start, span.end)) {
+    row.sm_activity = m->value;
+  }
+  if (auto m = telemetry::mean_between(samples, Metric::tensor_activity, span.start, span.end)) {
+    row.tensor_activity = m->value;
   }
 
   // Energy: the counter's change; where there is no counter, the integral of sampled power.
-  std::optional<Covered> energy =
-      counter_change(samples, span, [](const TelemetrySample& s) { return s.energy_j; });
-  std::string source = "energy_counter";
-  if (!energy) {
-    energy = integrate(samples, span, [](const TelemetrySample& s) { return s.power_w; });
-    source = "power_samples";
-  }
+  const std::optional<telemetry::Energy> energy =
+      telemetry::energy_between(samples, span.start, span.end);
   const std::string name(precision_name(row.precision));
   if (!energy || energy->seconds < 0.9 * span.seconds() || span.seconds() < kMinEnergySeconds) {
-    row.power_average_w =
-        mean_over(samples, span, [](const TelemetrySample& s) { return s.power_w; });
+    row.power_average_w = mean(Metric::power_w);
     if (span.seconds() < kMinEnergySeconds) {
       warnings.push_back(fmt::format("{}: its span ({:.2f} s) is too short to measure energy", name,
                                      span.seconds()));
@@ -81,15 +85,17 @@ void add_telemetry(PrecisionRow& row, Span span, double flop, const Target& targ
     }
     return;
   }
-  row.power_average_w = energy->value / energy->seconds;
-  if (target.mig) return;  // the GPU's energy is shared by every instance: not this one's
+  row.power_average_w = energy->joules / energy->seconds;
+  // The GPU's energy is shared by every instance: not this one's (measured_per_instance).
+  if (target.mig) return;
   row.energy_j = *row.power_average_w * span.seconds();
-  row.energy_source = source;
+  row.energy_source =
+      energy->source == telemetry::EnergySource::counter ? "energy_counter" : "power_samples";
   if (*row.energy_j > 0) row.flop_per_joule = flop / *row.energy_j;
 }
 
 PrecisionRow precision_row(Precision p, const Target& target, const WorkerRun& run,
-                           const GpuTelemetry* telemetry, const AggregateContext& context,
+                           const TargetTelemetry* telemetry, const AggregateContext& context,
                            std::vector<std::string>& warnings) {
   const WorkerStream& s = run.stream;
   PrecisionRow row;
@@ -163,7 +169,7 @@ PrecisionRow precision_row(Precision p, const Target& target, const WorkerRun& r
     double flop = 0;
     for (const WindowLine* w : windows) flop += w->flop;
     if (telemetry && !telemetry->samples.empty()) {
-      add_telemetry(row, span, flop, target, *telemetry, warnings);
+      add_telemetry(row, span, flop, target, telemetry->samples, warnings);
     }
   }
   return row;
@@ -178,7 +184,7 @@ double median(std::vector<double> values) {
 }
 
 TargetResult aggregate_target(const Target& target, const WorkerRun& run,
-                              const GpuTelemetry* telemetry, const AggregateContext& context) {
+                              const TargetTelemetry* telemetry, const AggregateContext& context) {
   TargetResult result;
   result.target = target;
   const WorkerStream& s = run.stream;

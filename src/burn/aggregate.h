@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "burn/telemetry.h"
 #include "burn/worker_stream.h"
 #include "gpuscope/burn.h"
 #include "gpuscope/process.h"
+#include "gpuscope/telemetry.h"
 
 namespace gpuscope::burn::detail {
 
@@ -26,15 +26,23 @@ struct WorkerRun {
   std::deque<std::string> stderr_tail;
 };
 
+// What the shared sampler saw of one target: its GPU's samples (for a MIG instance,
+// telemetry::instance_view()'s: the instance's GPM, the GPU's other readings) in time order, and
+// the readings that failed on that GPU.
+struct TargetTelemetry {
+  std::vector<telemetry::GpuSample> samples;
+  std::vector<std::string> problems;
+};
+
 struct AggregateContext {
   std::vector<Precision> precisions;  // planned, in order
   bool interrupted = false;           // Ctrl-C reached the run
   int targets_on_gpu = 1;             // workers sharing this target's physical GPU (MIG)
 };
 
-// REQUIRES: `telemetry` is the target's GPU's, or null when it was not sampled.
+// REQUIRES: `telemetry` is the target's, or null when it was not sampled.
 TargetResult aggregate_target(const Target& target, const WorkerRun& run,
-                              const GpuTelemetry* telemetry, const AggregateContext& context);
+                              const TargetTelemetry* telemetry, const AggregateContext& context);
 
 // The sustained rate: the median of the windows' rates (the mean of the middle two for an
 // even count). REQUIRES: not empty.

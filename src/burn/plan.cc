@@ -13,47 +13,26 @@ namespace {
 
 constexpr const char* kWorkerName = "gpuscope-burn-worker";
 
-Target whole_gpu(const GpuInfo& gpu) {
+Target make_target(const gpuscope::Target& where, const GpuInfo& gpu) {
   Target t;
-  t.label = fmt::format("GPU {}", gpu.index);
-  t.gpu_index = gpu.index;
-  t.gpu_name = gpu.name;
-  t.gpu_uuid = gpu.uuid;
-  t.pci_bus_id = gpu.pci_bus_id;
-  // The UUID, not the index: CUDA numbers GPUs by speed unless CUDA_DEVICE_ORDER says
-  // otherwise, so NVML's index 1 need not be CUDA's device 1.
-  t.visible_devices = gpu.uuid;
-  t.peak = gpu.peak;
-  if (gpu.peak && gpu.peak->estimated) t.peak_note = "estimated peak (not in the datasheet table)";
+  static_cast<gpuscope::Target&>(t) = where;
   t.gpm_supported = gpu.gpm_supported.value_or(false);
   t.energy_counter = gpu.energy_counter_supported;
-  return t;
-}
-
-Target mig_instance(const GpuInfo& gpu, const MigInstanceInfo& instance) {
-  Target t = whole_gpu(gpu);
-  t.label = fmt::format("GPU {} MIG {} (GI {} CI {})", gpu.index,
-                        instance.profile.empty() ? "instance" : instance.profile,
-                        instance.gpu_instance_id, instance.compute_instance_id);
-  t.mig = MigSlice{instance.gpu_instance_id,
-                   instance.compute_instance_id,
-                   instance.profile,
-                   instance.name,
-                   instance.uuid,
-                   instance.sm_count,
-                   instance.memory_total_bytes};
-  t.visible_devices = instance.uuid;
-  t.peak.reset();
-  t.peak_note.clear();
+  if (!where.mig) {
+    t.peak = gpu.peak;
+    if (gpu.peak && gpu.peak->estimated)
+      t.peak_note = "estimated peak (not in the datasheet table)";
+    return t;
+  }
   // A slice has a share of the SMs, so a share of the compute peak. Memory bandwidth follows
   // the memory slices instead, which NVML does not tell: no memory peak for an instance.
-  if (gpu.peak && gpu.sm_count && *gpu.sm_count > 0 && instance.sm_count) {
+  if (gpu.peak && gpu.sm_count && *gpu.sm_count > 0 && where.sm_count) {
     PeakRates share = *gpu.peak;
-    const double fraction = static_cast<double>(*instance.sm_count) / *gpu.sm_count;
+    const double fraction = static_cast<double>(*where.sm_count) / *gpu.sm_count;
     for (auto& [precision, rate] : share.flops_per_s) rate *= fraction;
     share.memory_bandwidth_bytes_per_s.reset();
     t.peak = share;
-    t.peak_note = fmt::format("the GPU's peak x {}/{} SMs", *instance.sm_count, *gpu.sm_count);
+    t.peak_note = fmt::format("the GPU's peak x {}/{} SMs", *where.sm_count, *gpu.sm_count);
   } else {
     t.peak_note = "no peak for a MIG instance without SM counts";
   }
@@ -71,36 +50,22 @@ std::string number(double value) {
 
 }  // namespace
 
-std::string info_selector(const std::string& gpu) {
-  return gpu.starts_with("MIG-") ? std::string() : gpu;
-}
-
 Result<Plan> plan(const SystemInfo& info, const std::string& gpu) {
-  const bool mig_selector = gpu.starts_with("MIG-");
+  const std::vector<gpuscope::Target> available = targets_of(info);
+  std::vector<std::string> selectors;
+  if (!gpu.empty()) selectors.push_back(gpu);
+  auto chosen = resolve_targets(available, selectors, TargetUse::run);
+  if (!chosen.ok() && chosen.code() == Code::no_device && available.empty()) {
+    return Status(Code::no_device, "no GPU to burn");
+  }
+  if (!chosen.ok()) return chosen.status();
   Plan plan;
-  std::vector<std::string> empty_mig;
-  for (const GpuInfo& g : info.gpus) {
-    if (!g.mig_current.value_or(false)) {
-      if (!mig_selector) plan.targets.push_back(whole_gpu(g));
-      continue;
-    }
-    if (g.mig_instances.empty()) empty_mig.push_back(fmt::format("GPU {} ({})", g.index, g.name));
-    for (const MigInstanceInfo& instance : g.mig_instances) {
-      if (mig_selector && instance.uuid != gpu) continue;
-      plan.targets.push_back(mig_instance(g, instance));
+  for (const gpuscope::Target& where : *chosen) {
+    for (const GpuInfo& g : info.gpus) {
+      if (g.index == where.gpu_index) plan.targets.push_back(make_target(where, g));
     }
   }
-  if (!plan.targets.empty()) return plan;
-  if (mig_selector) {
-    return Status(Code::not_found, fmt::format("no MIG instance has the UUID {}", gpu));
-  }
-  if (!empty_mig.empty()) {
-    return Status(Code::no_device,
-                  fmt::format("{} is in MIG mode without any MIG instance to run on; create one "
-                              "(nvidia-smi mig -cgi ... -C) or turn MIG mode off",
-                              empty_mig.front()));
-  }
-  return Status(Code::no_device, "no GPU to burn");
+  return plan;
 }
 
 Result<std::string> locate_worker() {

@@ -9,11 +9,11 @@
 #include <thread>
 
 #include "burn/aggregate.h"
-#include "burn/telemetry.h"
 #include "gpuscope/burn.h"
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/host.h"
 #include "gpuscope/observe.h"
+#include "gpuscope/telemetry.h"
 #include "gpuscope/version.h"
 
 namespace gpuscope::burn {
@@ -116,6 +116,22 @@ TargetProgress progress_of(const std::string& label, const detail::WorkerRun& ru
   return p;
 }
 
+// The target's samples out of every GPU's (a MIG instance sees its own GPM), and the readings
+// that failed on its GPU.
+detail::TargetTelemetry telemetry_of(const Target& target,
+                                     const std::vector<telemetry::GpuSample>& all) {
+  detail::TargetTelemetry telemetry;
+  for (const telemetry::GpuSample& s : all) {
+    if (s.gpu != target.gpu_index) continue;
+    for (const std::string& problem : s.problems) telemetry.problems.push_back(problem);
+    if (!s.lost) telemetry.samples.push_back(s);
+  }
+  if (target.mig) {
+    telemetry.samples = telemetry::instance_view(telemetry.samples, target.mig->gpu_instance_id);
+  }
+  return telemetry;
+}
+
 }  // namespace
 
 Result<Report> run(const nvml::Session& session, const SystemInfo& info, const Plan& plan,
@@ -137,9 +153,26 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
     GPUSCOPE_ASSIGN_OR_RETURN(forwarding, InterruptForwarding::install());
   }
 
-  const Clock::time_point origin = Clock::now();
-  detail::TelemetrySampler sampler(session, detail::sampled_gpus(plan), origin);
-  sampler.start(options.sample_interval_seconds);
+  // The shared sampler, on every GPU of the plan (a MIG target's selector samples its GPU, with
+  // GPM for its instance); the workers' lines are stamped on its clock.
+  telemetry::SamplerOptions sampling;
+  // The sampler's minimum is 20 ms; a shorter --sample-interval (a test's) samples at that.
+  sampling.interval = std::max(telemetry::kMinInterval,
+                               std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::duration<double>(options.sample_interval_seconds)));
+  sampling.slow_interval = sampling.interval;
+  sampling.processes = false;
+  for (const Target& target : plan.targets) sampling.gpus.push_back(target.uuid());
+  Result<std::unique_ptr<telemetry::Sampler>> sampler = telemetry::Sampler::open(session, sampling);
+  std::mutex samples_mutex;
+  std::vector<telemetry::GpuSample> samples;
+  const Clock::time_point origin = sampler.ok() ? (*sampler)->origin() : Clock::now();
+  if (sampler.ok()) {
+    (*sampler)->start([&](telemetry::Tick&& tick) {
+      std::lock_guard lock(samples_mutex);
+      for (telemetry::GpuSample& s : tick.gpus) samples.push_back(std::move(s));
+    });
+  }
 
   const std::vector<std::string> phases = planned_phases(options);
   std::vector<std::string> argv = {worker};
@@ -153,7 +186,7 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
     Live& state = *live.back();
     observe::Options o;
     o.argv = argv;
-    o.visible_devices = target.visible_devices;
+    o.visible_devices = target.uuid();
     // Ctrl-C reaches the workers once, through the forwarding; without it, only the timeout.
     o.interrupts =
         options.forward_interrupts ? observe::Interrupts::forward : observe::Interrupts::isolate;
@@ -204,13 +237,13 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
       std::lock_guard lock(live[i]->mutex);
       all_finished = all_finished && live[i]->finished;
       snapshot.targets.push_back(
-          progress_of(plan.targets[i].label, live[i]->run, live[i]->finished, phases));
+          progress_of(plan.targets[i].label(), live[i]->run, live[i]->finished, phases));
     }
     if (progress) progress(snapshot);
     if (all_finished) break;
     std::this_thread::sleep_for(kProgressPeriod);
   }
-  sampler.stop();
+  if (sampler.ok()) (*sampler)->stop();
 
   Report report;
   report.gpuscope_version = std::string(version());
@@ -227,14 +260,12 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
   context.interrupted = report.interrupted;
   for (std::size_t i = 0; i < plan.targets.size(); ++i) {
     const Target& target = plan.targets[i];
-    const detail::GpuTelemetry* telemetry = nullptr;
-    for (const detail::GpuTelemetry& g : sampler.telemetry()) {
-      if (g.gpu_index == target.gpu_index) telemetry = &g;
-    }
+    detail::TargetTelemetry telemetry = telemetry_of(target, samples);
+    if (!sampler.ok()) telemetry.problems.push_back(sampler.status().to_string());
     context.targets_on_gpu = static_cast<int>(
         std::count_if(plan.targets.begin(), plan.targets.end(),
                       [&](const Target& t) { return t.gpu_index == target.gpu_index; }));
-    report.targets.push_back(detail::aggregate_target(target, live[i]->run, telemetry, context));
+    report.targets.push_back(detail::aggregate_target(target, live[i]->run, &telemetry, context));
   }
   return report;
 }

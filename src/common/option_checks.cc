@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "gpuscope/target.h"
+
 namespace gpuscope {
 
 std::string readable_duration(double seconds) {
@@ -45,8 +47,7 @@ Status check_duration(std::string_view option, double seconds, DurationRange ran
 }
 
 Status check_gpu_selector(std::string_view selector) {
-  if (!selector.empty()) return Status{};
-  return Status(Code::invalid_argument, "an empty GPU selector; omit --gpu to use every GPU");
+  return split_gpu_selector(selector).status();
 }
 
 }  // namespace gpuscope

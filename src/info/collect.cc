@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -225,57 +226,68 @@ std::string hostname() {
   return name.empty() ? "unknown" : name;
 }
 
-bool is_index(const std::string& text) {
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-}
-
-// The devices `selector` names. With no selector, a GPU that is listed but cannot be opened
-// (lost since the count was taken) goes to `failures` and the rest are returned.
+// The devices `selector` names (resolve_targets; a MIG instance's selector names its GPU). With
+// no selector, a GPU that is listed but cannot be opened (lost since the count was taken) goes
+// to `failures` and the rest are returned.
 Result<std::vector<nvml::Device>> select_devices(const nvml::Session& session,
                                                  const std::string& selector,
                                                  std::vector<GpuFailure>& failures) {
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<Target> available, list_targets(session));
+  std::vector<std::string> selectors;
+  if (!selector.empty()) selectors.push_back(selector);
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<Target> chosen,
+                            resolve_targets(available, selectors, TargetUse::observe));
+  const auto gpus = std::count_if(available.begin(), available.end(),
+                                  [](const Target& t) { return !t.is_mig(); });
   std::vector<nvml::Device> devices;
-  if (selector.empty()) {
-    GPUSCOPE_ASSIGN_OR_RETURN(unsigned count, session.device_count());
-    if (count == 0) {
-      return Status(Code::no_device, "the NVIDIA driver is loaded but lists no GPU");
+  for (const Target& t : chosen) {
+    if (std::any_of(devices.begin(), devices.end(),
+                    [&](const nvml::Device& d) { return d.index() == t.gpu_index; })) {
+      continue;
     }
-    for (unsigned i = 0; i < count; ++i) {
-      Result<nvml::Device> device = session.device_by_index(i);
-      if (device.ok()) {
-        devices.push_back(*device);
-      } else if (count > 1) {
-        failures.push_back({i, device.status()});
-      } else {
-        return device.status().with_context(fmt::format("GPU {}", i));
-      }
+    Result<nvml::Device> device = t.unavailable.ok() ? session.device_by_index(t.gpu_index)
+                                                     : Result<nvml::Device>(t.unavailable);
+    if (device.ok()) {
+      devices.push_back(*device);
+    } else if (selectors.empty() && gpus > 1) {
+      failures.push_back({t.gpu_index, device.status()});
+    } else if (selectors.empty()) {
+      return device.status().with_context(fmt::format("GPU {}", t.gpu_index));
+    } else {
+      return device.status();
     }
-    return devices;
   }
-  if (is_index(selector)) {
-    if (selector.size() > 6)
-      return Status(Code::not_found, fmt::format("there is no GPU {}", selector));
-    GPUSCOPE_ASSIGN_OR_RETURN(nvml::Device device,
-                              session.device_by_index(static_cast<unsigned>(std::stoul(selector))));
-    devices.push_back(device);
-    return devices;
-  }
-  if (selector.rfind("GPU-", 0) != 0 && selector.rfind("MIG-", 0) != 0) {
-    return Status(
-        Code::invalid_argument,
-        fmt::format("--gpu takes an index (0, 1, ...) or a UUID (GPU-...), not '{}'", selector));
-  }
-  GPUSCOPE_ASSIGN_OR_RETURN(nvml::Device device, session.device_by_uuid(selector));
-  devices.push_back(device);
   return devices;
 }
 
 }  // namespace
 
-std::string mig_profile_from_name(const std::string& name) {
-  auto pos = name.rfind(" MIG ");
-  if (pos == std::string::npos) return {};
-  return name.substr(pos + 5);
+std::vector<Target> targets_of(const SystemInfo& info) {
+  std::vector<Target> targets;
+  for (const GpuInfo& gpu : info.gpus) {
+    Target t;
+    t.gpu_index = gpu.index;
+    t.gpu_uuid = gpu.uuid;
+    t.gpu_name = gpu.name;
+    t.pci_bus_id = gpu.pci_bus_id;
+    t.name = gpu.name;
+    t.memory_total_bytes = gpu.memory_total_bytes;
+    if (gpu.sm_count) t.sm_count = static_cast<unsigned>(*gpu.sm_count);
+    t.mig_mode = gpu.mig_current.value_or(false);
+    targets.push_back(t);
+    if (!t.mig_mode) continue;
+    for (const MigInstanceInfo& instance : gpu.mig_instances) {
+      Target m = t;
+      m.mig_mode = false;
+      m.mig = MigPlacement{instance.gpu_instance_id, instance.compute_instance_id, instance.uuid,
+                           instance.profile};
+      m.name = instance.name;
+      m.memory_total_bytes = instance.memory_total_bytes;
+      m.sm_count = instance.sm_count;
+      targets.push_back(std::move(m));
+    }
+  }
+  return targets;
 }
 
 Result<SystemInfo> collect_info(const nvml::Session& session, const CudaInventory& cuda,

@@ -212,9 +212,8 @@ void print_host_link(const TargetResult& t, std::ostream& out) {
 
 void print_target(const TargetResult& t, std::ostream& out) {
   const burn::Target& target = t.target;
-  const std::string name = target.mig ? target.mig->name : target.gpu_name;
-  out << fmt::format("{}  {}  {}  [{}]\n", target.label, name,
-                     target.mig ? target.mig->uuid : target.gpu_uuid, outcome_word(t.outcome));
+  out << fmt::format("{}  {}  {}  [{}]\n", target.label(), target.name, target.uuid(),
+                     outcome_word(t.outcome));
   std::vector<std::string> facts;
   if (t.device) {
     facts.push_back(fmt::format("compute capability {}, {} SMs, {}", t.device->compute_capability,
@@ -241,8 +240,7 @@ void print_target(const TargetResult& t, std::ostream& out) {
 
 std::string target_name(const TargetResult& t) {
   const burn::Target& target = t.target;
-  return fmt::format("{} ({}, {})", target.label, target.mig ? target.mig->name : target.gpu_name,
-                     target.mig ? target.mig->uuid : target.gpu_uuid);
+  return fmt::format("{} ({}, {})", target.label(), target.name, target.uuid());
 }
 
 }  // namespace

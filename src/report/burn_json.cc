@@ -101,22 +101,19 @@ json gemm_json(const burn::PrecisionRow& r) {
 
 json target_json(const burn::TargetResult& t) {
   const burn::Target& target = t.target;
-  json j = {{"label", target.label},
-            {"gpu_index", target.gpu_index},
-            {"gpu_name", target.gpu_name},
-            {"gpu_uuid", target.gpu_uuid},
-            {"visible_devices", target.visible_devices},
-            {"outcome", outcome_name(t.outcome)}};
+  json j = {{"label", target.label()},          {"gpu_index", target.gpu_index},
+            {"gpu_name", target.gpu_name},      {"gpu_uuid", target.gpu_uuid},
+            {"visible_devices", target.uuid()}, {"outcome", outcome_name(t.outcome)}};
   put(j, "pci_bus_id", target.pci_bus_id);
   if (target.mig) {
-    const burn::MigSlice& m = *target.mig;
+    const MigPlacement& m = *target.mig;
     json mig = {{"gpu_instance_id", m.gpu_instance_id},
                 {"compute_instance_id", m.compute_instance_id},
                 {"profile", m.profile},
-                {"name", m.name},
+                {"name", target.name},
                 {"uuid", m.uuid}};
-    put(mig, "sm_count", m.sm_count);
-    put(mig, "memory_total_bytes", m.memory_total_bytes);
+    put(mig, "sm_count", target.sm_count);
+    put(mig, "memory_total_bytes", target.memory_total_bytes);
     j["mig"] = mig;
   }
   if (target.peak) {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "gpuscope/option_checks.h"
 #include "gpuscope/study.h"
 
 namespace gpuscope::study {
@@ -41,8 +40,45 @@ LevelSettings settings_for(Level level) {
 constexpr double kInfoEstimate = 3;
 constexpr double kInfoTimeout = 30;
 
-std::string gpu_title(const GpuIdentity& gpu) {
-  return fmt::format("GPU {} ({})", gpu.index, gpu.name);
+std::string gpu_title(const Target& gpu) {
+  return fmt::format("{} ({})", gpu.label(), gpu.mig ? gpu.name : gpu.gpu_name);
+}
+
+// What a step's --gpu names: the NVML index of a whole GPU, a MIG instance's UUID.
+std::string gpu_argument(const Target& gpu) {
+  return gpu.mig ? gpu.mig->uuid : std::to_string(gpu.gpu_index);
+}
+
+// The part of step ids that says where it runs: "gpu0", "gpu0-mig1" (GI 1).
+std::string gpu_id(const Target& gpu) {
+  if (!gpu.mig) return fmt::format("gpu{}", gpu.gpu_index);
+  return fmt::format("gpu{}-mig{}-{}", gpu.gpu_index, gpu.mig->gpu_instance_id,
+                     gpu.mig->compute_instance_id);
+}
+
+// A whole GPU, or a GPU in MIG mode followed by its instances, from one GPU of the info JSON.
+void add_gpu(const nlohmann::json& g, std::vector<Target>& out) {
+  Target gpu;
+  gpu.gpu_index = static_cast<unsigned>(g["index"].get<int>());
+  gpu.gpu_uuid = g.value("uuid", "");
+  gpu.gpu_name = g.value("name", "");
+  gpu.name = gpu.gpu_name;
+  const nlohmann::json mig = g.value("mig", nlohmann::json::object());
+  gpu.mig_mode = mig.value("current", false);
+  out.push_back(gpu);
+  if (!gpu.mig_mode) return;
+  for (const nlohmann::json& m : mig.value("instances", nlohmann::json::array())) {
+    Target instance = gpu;
+    instance.mig_mode = false;
+    instance.mig = MigPlacement{m.value("gpu_instance_id", 0u), m.value("compute_instance_id", 0u),
+                                m.value("uuid", ""), m.value("profile", "")};
+    instance.name = m.value("name", "");
+    if (m.contains("sm_count")) instance.sm_count = m["sm_count"].get<unsigned>();
+    if (m.contains("memory_total_bytes")) {
+      instance.memory_total_bytes = m["memory_total_bytes"].get<std::uint64_t>();
+    }
+    out.push_back(std::move(instance));
+  }
 }
 
 }  // namespace
@@ -101,7 +137,7 @@ Result<Machine> machine_from_info_fields(const nlohmann::json& info) {
     if (!g.is_object() || !g.contains("index") || !g["index"].is_number_integer()) {
       return Status(Code::data_error, "a GPU of `gpuscope info --json` has no index");
     }
-    machine.gpus.push_back({g["index"].get<int>(), g.value("uuid", ""), g.value("name", "")});
+    add_gpu(g, machine.gpus);
   }
   return machine;
 }
@@ -121,30 +157,18 @@ Result<Machine> machine_from_info(const nlohmann::json& info) {
   }
 }
 
-Result<std::vector<GpuIdentity>> choose_gpus(const Options& options, const Machine& machine) {
+Result<std::vector<Target>> choose_gpus(const Options& options, const Machine& machine) {
   if (machine.gpus.empty()) return Status(Code::no_device, "no GPU is visible");
-  if (options.gpus.empty()) return machine.gpus;
-  std::vector<GpuIdentity> chosen;
-  for (const std::string& selector : options.gpus) {
-    GPUSCOPE_RETURN_IF_ERROR(check_gpu_selector(selector));
-    auto it = std::find_if(machine.gpus.begin(), machine.gpus.end(), [&](const GpuIdentity& g) {
-      return g.uuid == selector || std::to_string(g.index) == selector;
-    });
-    if (it == machine.gpus.end()) {
-      std::string known;
-      for (const GpuIdentity& g : machine.gpus) {
-        known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", g.index, g.uuid);
-      }
-      return Status(Code::not_found,
-                    fmt::format("--gpu {}: no such GPU (this machine has {})", selector, known));
-    }
-    bool seen = std::any_of(chosen.begin(), chosen.end(),
-                            [&](const GpuIdentity& g) { return g.index == it->index; });
-    if (!seen) chosen.push_back(*it);
+  auto chosen = resolve_targets(machine.gpus, options.gpus, TargetUse::run);
+  if (chosen.ok() || chosen.code() != Code::not_found) return chosen;
+  std::string selectors, known;
+  for (const std::string& s : options.gpus) selectors += (selectors.empty() ? "" : " ") + s;
+  for (const Target& g : machine.gpus) {
+    known += fmt::format("{}{} ({})", known.empty() ? "" : ", ",
+                         g.mig ? g.label() : std::to_string(g.gpu_index), g.uuid());
   }
-  std::sort(chosen.begin(), chosen.end(),
-            [](const GpuIdentity& a, const GpuIdentity& b) { return a.index < b.index; });
-  return chosen;
+  return Status(Code::not_found, fmt::format("--gpu {}: {}; its GPUs: {}", selectors,
+                                             chosen.status().message(), known));
 }
 
 Step make_info_step() {
@@ -159,18 +183,19 @@ Step make_info_step() {
 }
 
 Result<std::vector<Step>> build_plan(const Options& options, const Machine& machine) {
-  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<GpuIdentity> gpus, choose_gpus(options, machine));
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<Target> gpus, choose_gpus(options, machine));
   const LevelSettings s = settings_for(options.level);
   std::vector<Step> plan;
 
   plan.push_back(make_info_step());
 
-  for (const GpuIdentity& gpu : gpus) {
-    const std::string index = std::to_string(gpu.index);
+  for (const Target& gpu : gpus) {
+    const std::string index = gpu_argument(gpu);
+    const std::string where = gpu_id(gpu);
     Step burn;
-    burn.id = "burn-gpu" + index;
+    burn.id = "burn-" + where;
     burn.kind = StepKind::burn;
-    burn.gpu = gpu.index;
+    burn.gpu = static_cast<int>(gpu.gpu_index);
     burn.title = "burn " + gpu_title(gpu) + ": every precision, memory, host link";
     burn.args = {"burn",
                  "--gpu",
@@ -185,9 +210,9 @@ Result<std::vector<Step>> build_plan(const Options& options, const Machine& mach
     plan.push_back(burn);
 
     Step bench;
-    bench.id = "bench-gpu" + index;
+    bench.id = "bench-" + where;
     bench.kind = StepKind::bench;
-    bench.gpu = gpu.index;
+    bench.gpu = static_cast<int>(gpu.gpu_index);
     bench.title = "bench " + gpu_title(gpu) + ": reference models, train and infer, every mode";
     bench.args = {"bench",  "--preset", s.bench_preset, "--gpu",  index,
                   "--json", "{json}",   "--store",      "{store}"};
@@ -219,9 +244,9 @@ Result<std::vector<Step>> build_plan(const Options& options, const Machine& mach
     }
 
     Step sweep;
-    sweep.id = "sweep-gpu" + index;
+    sweep.id = "sweep-" + where;
     sweep.kind = StepKind::sweep;
-    sweep.gpu = gpu.index;
+    sweep.gpu = static_cast<int>(gpu.gpu_index);
     sweep.title = "power sweep " + gpu_title(gpu);
     sweep.skip_reason = "not built yet; needs --allow-power-changes";
     plan.push_back(sweep);

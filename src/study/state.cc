@@ -88,8 +88,17 @@ bool step_done(const State& state, const std::string& step_id) {
 
 json state_to_json(const State& state) {
   json gpus = json::array();
-  for (const GpuIdentity& g : state.machine.gpus) {
-    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"name", g.name}});
+  for (const Target& g : state.machine.gpus) {
+    json gpu = {{"index", g.gpu_index}, {"uuid", g.gpu_uuid}, {"name", g.gpu_name}};
+    if (g.mig_mode) gpu["mig_mode"] = true;
+    if (g.mig) {
+      gpu["mig"] = {{"uuid", g.mig->uuid},
+                    {"gpu_instance_id", g.mig->gpu_instance_id},
+                    {"compute_instance_id", g.mig->compute_instance_id},
+                    {"profile", g.mig->profile},
+                    {"name", g.name}};
+    }
+    gpus.push_back(gpu);
   }
   json plan = json::array();
   for (const Step& s : state.plan) plan.push_back(step_to_json(s));
@@ -136,8 +145,19 @@ Result<State> state_from_json(const json& doc) {
     const json& machine = doc.at("machine");
     state.machine.hostname = machine.value("hostname", "");
     for (const json& g : machine.at("gpus")) {
-      state.machine.gpus.push_back(
-          {g.at("index").get<int>(), g.value("uuid", ""), g.value("name", "")});
+      Target gpu;
+      gpu.gpu_index = static_cast<unsigned>(g.at("index").get<int>());
+      gpu.gpu_uuid = g.value("uuid", "");
+      gpu.gpu_name = g.value("name", "");
+      gpu.name = gpu.gpu_name;
+      gpu.mig_mode = g.value("mig_mode", false);
+      if (g.contains("mig")) {
+        const json& m = g.at("mig");
+        gpu.mig = MigPlacement{m.value("gpu_instance_id", 0u), m.value("compute_instance_id", 0u),
+                               m.value("uuid", ""), m.value("profile", "")};
+        gpu.name = m.value("name", "");
+      }
+      state.machine.gpus.push_back(std::move(gpu));
     }
     for (const json& s : doc.at("plan")) {
       Step step;
@@ -205,21 +225,21 @@ Status check_same_machine(const State& state, const Machine& now) {
   }
   for (const Step& step : state.plan) {
     if (!step.gpu) continue;
-    auto find = [&](const Machine& m) -> const GpuIdentity* {
-      for (const GpuIdentity& g : m.gpus) {
-        if (g.index == *step.gpu) return &g;
+    auto find = [&](const Machine& m) -> const Target* {
+      for (const Target& g : m.gpus) {
+        if (!g.mig && static_cast<int>(g.gpu_index) == *step.gpu) return &g;
       }
       return nullptr;
     };
-    const GpuIdentity* then = find(state.machine);
-    const GpuIdentity* here = find(now);
+    const Target* then = find(state.machine);
+    const Target* here = find(now);
     if (then == nullptr) continue;
-    if (here == nullptr || here->uuid != then->uuid) {
+    if (here == nullptr || here->gpu_uuid != then->gpu_uuid) {
       return Status(Code::invalid_argument,
                     fmt::format("this study ran on GPU {} {} ({}), which is not GPU {} here "
                                 "(found {}): start a new study instead of resuming that one",
-                                then->index, then->name, then->uuid, then->index,
-                                here ? here->uuid : "no such GPU"));
+                                then->gpu_index, then->gpu_name, then->gpu_uuid, then->gpu_index,
+                                here ? here->gpu_uuid : "no such GPU"));
     }
   }
   return {};

@@ -87,36 +87,28 @@ class Recording {
   bool lost_ = false;
 };
 
-struct Target {
+// A GPU being swept: its handle and what was there before.
+struct SweptGpu {
   nvml::Device device;
   GpuPrior prior;
 };
 
-Result<std::vector<Target>> resolve_gpus(const nvml::Session& session,
-                                         const std::vector<std::string>& wanted) {
+// A power limit belongs to a whole GPU: a MIG instance's selector names its GPU.
+Result<std::vector<SweptGpu>> resolve_gpus(const nvml::Session& session,
+                                           const std::vector<std::string>& wanted) {
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<gpuscope::Target> available, list_targets(session));
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<gpuscope::Target> chosen,
+                            resolve_targets(available, wanted, TargetUse::observe));
   std::vector<nvml::Device> devices;
-  if (wanted.empty()) {
-    auto count = session.device_count();
-    if (!count.ok()) return count.status();
-    if (*count == 0) return Status(Code::no_device, "the driver reports no GPU");
-    for (unsigned i = 0; i < *count; ++i) {
-      auto device = session.device_by_index(i);
-      if (!device.ok()) return device.status();
-      devices.push_back(*device);
-    }
-  } else {
-    for (const std::string& id : wanted) {
-      const bool is_index = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
-      auto device = is_index ? session.device_by_index(static_cast<unsigned>(std::stoul(id)))
-                             : session.device_by_uuid(id);
-      if (!device.ok()) {
-        if (device.code() == Code::gpu_lost) return device.status();
-        return Status(Code::invalid_argument, fmt::format("no GPU {}", id));
-      }
-      devices.push_back(*device);
+  for (const gpuscope::Target& t : chosen) {
+    if (!t.unavailable.ok()) return t.unavailable;
+    GPUSCOPE_ASSIGN_OR_RETURN(nvml::Device device, session.device_by_index(t.gpu_index));
+    if (std::none_of(devices.begin(), devices.end(),
+                     [&](const nvml::Device& d) { return d.index() == device.index(); })) {
+      devices.push_back(device);
     }
   }
-  std::vector<Target> targets;
+  std::vector<SweptGpu> targets;
   for (const nvml::Device& device : devices) {
     GpuPrior prior;
     prior.index = device.index();
@@ -175,7 +167,7 @@ std::string privilege_hint() {
 // The sweep's moving parts while it runs.
 class Sweeper {
  public:
-  Sweeper(const SweepOptions& options, std::vector<Target>& targets, std::ostream& progress,
+  Sweeper(const SweepOptions& options, std::vector<SweptGpu>& targets, std::ostream& progress,
           SweepResult& result)
       : o_(options), targets_(targets), progress_(progress), result_(result) {}
 
@@ -188,7 +180,7 @@ class Sweeper {
     // Every window needs its own energy readings: no reading moves to the once-a-second rounds
     // for its cost (the energy counter would then straddle the limit changes).
     sampling.slow_reading_threshold_s = 1.0;
-    for (const Target& t : targets_) sampling.gpus.push_back(std::to_string(t.prior.index));
+    for (const SweptGpu& t : targets_) sampling.gpus.push_back(std::to_string(t.prior.index));
     auto sampler = telemetry::Sampler::open(session, sampling);
     if (!sampler.ok()) return sampler.status();
     sampler_ = std::move(sampler).value();
@@ -235,7 +227,7 @@ class Sweeper {
     point.refined = refined;
     point.started_s = workload_->now_s();
     std::map<unsigned, double> enforced;
-    for (const Target& t : targets_) {
+    for (const SweptGpu& t : targets_) {
       if (limit_w) {
         const Status set = t.device.set_power_limit_w(*limit_w);
         if (set.code() == Code::gpu_lost) return set;
@@ -317,7 +309,7 @@ class Sweeper {
   void read_gpus(Point& point, const std::map<unsigned, double>& enforced, double t0, double t1) {
     double energy = 0, seconds = 0;
     bool all_energy = true;
-    for (const Target& t : targets_) {
+    for (const SweptGpu& t : targets_) {
       const std::vector<telemetry::GpuSample> samples = recording_.of(t.prior.index);
       GpuReading g;
       g.gpu = t.prior.index;
@@ -377,7 +369,7 @@ class Sweeper {
   }
 
   const SweepOptions& o_;
-  std::vector<Target>& targets_;
+  std::vector<SweptGpu>& targets_;
   std::ostream& progress_;
   SweepResult& result_;
   Recording recording_;
@@ -387,7 +379,7 @@ class Sweeper {
 
 // The dry run: measures at the current limit, changes nothing.
 Status dry_run(const nvml::Session& session, const SweepOptions& options,
-               std::vector<Target>& targets, std::ostream& progress, SweepResult& result) {
+               std::vector<SweptGpu>& targets, std::ostream& progress, SweepResult& result) {
   SignalWatch signals;
   Sweeper sweeper(options, targets, progress, result);
   Status status = sweeper.start(session);
@@ -397,13 +389,13 @@ Status dry_run(const nvml::Session& session, const SweepOptions& options,
 }
 
 Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
-                    std::vector<Target>& targets, std::ostream& progress, SweepResult& result) {
+                    std::vector<SweptGpu>& targets, std::ostream& progress, SweepResult& result) {
   GPUSCOPE_RETURN_IF_ERROR(detail::ensure_state_dir(result.state_dir));
   // Declared first so that it outlives the locks: when its pipe closes, it must be able to take
   // them to restore what this process could not.
   std::unique_ptr<gpuscope::detail::Guardian> guardian;
   std::vector<std::unique_ptr<detail::GpuLock>> locks;
-  for (const Target& t : targets) {
+  for (const SweptGpu& t : targets) {
     auto lock = detail::GpuLock::acquire(result.state_dir, t.prior.uuid, false);
     if (!lock.ok()) return lock.status();
     locks.push_back(std::move(lock).value());
@@ -415,7 +407,7 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
     guardian = std::move(started).value();
   }
   std::vector<JournalEntry> entries;
-  for (const Target& t : targets) {
+  for (const SweptGpu& t : targets) {
     JournalEntry entry;
     entry.uuid = t.prior.uuid;
     entry.index = t.prior.index;
@@ -432,7 +424,7 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
   detail::LimitGuard guard(session, result.state_dir, entries);
 
   // The driver's own answer, before the workload starts: the prior limit again changes nothing.
-  for (const Target& t : targets) {
+  for (const SweptGpu& t : targets) {
     const Status probe = t.device.set_power_limit_w(t.prior.prior_limit_w);
     if (!probe.ok()) {
       guard.release_unchanged();
@@ -484,7 +476,7 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
   auto targets = resolve_gpus(**session, options.gpus);
   if (!targets.ok()) return targets.status();
   double low = 0, high = 1e12;
-  for (const Target& t : *targets) {
+  for (const SweptGpu& t : *targets) {
     low = std::max(low, t.prior.min_limit_w);
     high = std::min(high, t.prior.max_limit_w);
     result.gpus.push_back(t.prior);

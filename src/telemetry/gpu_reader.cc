@@ -19,10 +19,13 @@ constexpr std::uint64_t kCostCalls = 5;
 GpuReader::GpuReader(GpuIdentity identity) : identity_(std::move(identity)) {}
 
 GpuReader::GpuReader(nvml::Device device, GpuIdentity identity,
-                     std::unique_ptr<nvml::GpmSampler> gpm, bool processes, double slow_reading_s)
+                     std::unique_ptr<nvml::GpmSampler> gpm,
+                     std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm,
+                     bool processes, double slow_reading_s)
     : device_(device),
       identity_(std::move(identity)),
       gpm_(std::move(gpm)),
+      instance_gpm_(std::move(instance_gpm)),
       processes_(processes),
       slow_reading_s_(slow_reading_s) {}
 
@@ -188,6 +191,23 @@ void GpuReader::read_fields(GpuSample& sample) {
 }
 
 void GpuReader::read_gpm(GpuSample& sample, std::chrono::steady_clock::time_point gpm_time) {
+  for (auto& [instance, sampler] : instance_gpm_) {
+    if (lost_) return;
+    auto metrics = take("gpm", sample, [&] { return sampler->sample(gpm_time); });
+    if (!metrics || !*metrics) continue;
+    const nvml::GpmMetrics& m = **metrics;
+    InstanceSample& out = sample.instances.emplace_back();
+    out.gpu_instance_id = instance;
+    out.gpm_interval_s = m.interval_seconds;
+    out.values.set(Metric::sm_activity, m.sm_activity);
+    out.values.set(Metric::sm_occupancy, m.sm_occupancy);
+    out.values.set(Metric::tensor_activity, m.tensor_activity);
+    out.values.set(Metric::dram_activity, m.dram_activity);
+    out.values.set(Metric::graphics_activity, m.graphics_activity);
+    out.values.set(Metric::fp64_activity, m.fp64_activity);
+    out.values.set(Metric::fp32_activity, m.fp32_activity);
+    out.values.set(Metric::fp16_activity, m.fp16_activity);
+  }
   if (gpm_ == nullptr || !due("gpm")) return;
   auto metrics = take("gpm", sample, [&] { return gpm_->sample(gpm_time); });
   if (!metrics || !*metrics) return;

@@ -19,10 +19,13 @@ namespace gpuscope::telemetry::detail {
 
 class GpuReader {
  public:
-  // `gpm` may be null (no GPM on this GPU). REQUIRES: the device's Session outlives the reader.
-  // Readings costing more than `slow_reading_s` per call move to the slow rounds.
+  // `gpm` may be null (no GPM on this GPU, or GPM taken per MIG instance only); `instance_gpm`
+  // holds a GPM sampler per MIG GPU instance to sample (GpuSample::instances). REQUIRES: the
+  // device's Session outlives the reader. Readings costing more than `slow_reading_s` per call
+  // move to the slow rounds.
   GpuReader(nvml::Device device, GpuIdentity identity, std::unique_ptr<nvml::GpmSampler> gpm,
-            bool processes, double slow_reading_s);
+            std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm, bool processes,
+            double slow_reading_s);
   // A reader for a GPU that was already lost when the sampler opened: its first sample says so.
   static std::unique_ptr<GpuReader> lost_from_start(GpuIdentity identity);
 
@@ -56,6 +59,7 @@ class GpuReader {
   std::optional<nvml::Device> device_;
   GpuIdentity identity_;
   std::unique_ptr<nvml::GpmSampler> gpm_;
+  std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm_;
   bool processes_ = true;
   double slow_reading_s_ = 0;
   bool lost_ = false;

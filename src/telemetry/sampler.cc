@@ -16,6 +16,7 @@
 
 #include "gpuscope/clock.h"
 #include "gpuscope/option_checks.h"
+#include "gpuscope/target.h"
 #include "gpuscope/telemetry.h"
 #include "telemetry/gpu_reader.h"
 
@@ -28,34 +29,6 @@ double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-// An index: digits only, and few enough that std::stoul cannot overflow (a longer one names no
-// GPU either: it is refused as "there is no GPU N").
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-bool short_index(const std::string& s) {
-  return all_digits(s) && s.size() <= 9;
-}
-
-Result<nvml::Device> find_gpu(const nvml::Session& session, const std::string& which,
-                              unsigned count) {
-  if (all_digits(which)) {
-    const unsigned long index = short_index(which) ? std::stoul(which) : count;
-    if (index >= count) {
-      return Status(
-          Code::invalid_argument,
-          fmt::format("there is no GPU {} (this machine has {} GPU{}{})", which, count,
-                      count == 1 ? "" : "s", count == 0 ? "" : fmt::format(": 0..{}", count - 1)));
-    }
-    return session.device_by_index(static_cast<unsigned>(index));
-  }
-  auto device = session.device_by_uuid(which);
-  if (!device.ok() && device.code() == Code::not_found) {
-    return Status(Code::invalid_argument, fmt::format("there is no GPU with UUID {}", which));
-  }
-  return device;
 }
 
 GpuIdentity identify(const nvml::Device& device) {
@@ -150,40 +123,54 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
                   fmt::format("the sampling interval must be at least {} ms (asked: {} ms)",
                               kMinInterval.count(), options.interval.count()));
   }
-  GPUSCOPE_ASSIGN_OR_RETURN(unsigned count, session.device_count());
-  if (count == 0) return Status(Code::no_device, "the NVIDIA driver sees no GPU");
-  std::vector<std::string> wanted = options.gpus;
-  if (wanted.empty()) {
-    for (unsigned i = 0; i < count; ++i) wanted.push_back(std::to_string(i));
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<Target> available, list_targets(session));
+  auto chosen = resolve_targets(available, options.gpus, TargetUse::observe);
+  // This function's contract: a GPU that does not exist is a wrong argument.
+  if (!chosen.ok() && chosen.code() == Code::not_found) {
+    return Status(Code::invalid_argument, chosen.status().message());
+  }
+  if (!chosen.ok()) return chosen.status();
+
+  // One reader per GPU, in NVML order; the MIG instances chosen on it get GPM of their own.
+  std::vector<unsigned> gpus;
+  std::map<unsigned, std::vector<Target>> instances;
+  for (Target& t : *chosen) {
+    if (std::find(gpus.begin(), gpus.end(), t.gpu_index) == gpus.end()) {
+      gpus.push_back(t.gpu_index);
+    }
+    if (t.mig) instances[t.gpu_index].push_back(std::move(t));
   }
   auto state = std::make_unique<State>();
   state->options = options;
-  std::vector<unsigned> seen;
-  for (const std::string& which : wanted) {
-    GPUSCOPE_RETURN_IF_ERROR(check_gpu_selector(which));
-    auto device = find_gpu(session, which, count);
-    if (!device.ok() && device.code() == Code::gpu_lost && short_index(which)) {
+  for (unsigned index : gpus) {
+    GpuIdentity id;
+    id.index = index;
+    auto device = session.device_by_index(index);
+    if (!device.ok() && device.code() == Code::gpu_lost) {
       // Lost before we started: say so in the first round, and sample the others.
-      GpuIdentity id;
-      id.index = static_cast<unsigned>(std::stoul(which));
-      if (std::find(seen.begin(), seen.end(), id.index) != seen.end()) continue;
-      seen.push_back(id.index);
       state->readers.push_back(detail::GpuReader::lost_from_start(id));
       state->identities.push_back(id);
       continue;
     }
     if (!device.ok()) return device.status();
-    if (std::find(seen.begin(), seen.end(), device->index()) != seen.end()) continue;
-    seen.push_back(device->index());
-    GpuIdentity id = identify(*device);
+    id = identify(*device);
     std::unique_ptr<nvml::GpmSampler> gpm;
-    if (auto opened = nvml::GpmSampler::open(*device); opened.ok()) {
+    std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm;
+    if (auto it = instances.find(index); it != instances.end()) {
+      id.instances = it->second;
+      for (const Target& t : it->second) {
+        auto opened = nvml::GpmSampler::open(*device, t.mig->gpu_instance_id);
+        if (opened.ok()) instance_gpm.emplace(t.mig->gpu_instance_id, std::move(opened).value());
+      }
+      id.gpm = !instance_gpm.empty();
+    } else if (auto opened = nvml::GpmSampler::open(*device); opened.ok()) {
       gpm = std::move(opened).value();
       id.gpm = true;
     }
     state->identities.push_back(id);
-    state->readers.push_back(std::make_unique<detail::GpuReader>(
-        *device, id, std::move(gpm), options.processes, options.slow_reading_threshold_s));
+    state->readers.push_back(
+        std::make_unique<detail::GpuReader>(*device, id, std::move(gpm), std::move(instance_gpm),
+                                            options.processes, options.slow_reading_threshold_s));
   }
   state->origin = Clock::now();
   state->origin_unix_s = unix_now_s();

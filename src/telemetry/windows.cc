@@ -12,7 +12,37 @@ detail::SeriesAccumulator fold(std::span<const GpuSample> samples, double t0, do
   return acc;
 }
 
+bool is_gpm(Metric metric) {
+  return metric_info(metric).aggregation == Aggregation::interval;
+}
+
 }  // namespace
+
+bool measured_per_instance(Metric metric) {
+  return is_gpm(metric);
+}
+
+std::vector<GpuSample> instance_view(std::span<const GpuSample> samples, unsigned gpu_instance_id) {
+  std::vector<GpuSample> view;
+  view.reserve(samples.size());
+  for (const GpuSample& s : samples) {
+    GpuSample v = s;
+    v.instances.clear();
+    v.gpm_interval_s.reset();
+    for (const MetricInfo& info : metric_catalogue()) {
+      if (is_gpm(info.metric)) v.values.set(info.metric, std::nullopt);
+    }
+    for (const InstanceSample& instance : s.instances) {
+      if (instance.gpu_instance_id != gpu_instance_id) continue;
+      v.gpm_interval_s = instance.gpm_interval_s;
+      for (const MetricInfo& info : metric_catalogue()) {
+        if (is_gpm(info.metric)) v.values.set(info.metric, instance.values.get(info.metric));
+      }
+    }
+    view.push_back(std::move(v));
+  }
+  return view;
+}
 
 std::optional<double> value_at(std::span<const GpuSample> samples, Metric metric, double t) {
   const GpuSample* before = nullptr;

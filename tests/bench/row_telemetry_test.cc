@@ -67,7 +67,7 @@ TEST(RowTelemetry, ShortWindowsAreFlaggedAndUncoveredOnesGiveNoEnergy) {
 }
 
 TEST(RowTelemetry, RowSamplerMovesNoReadingToTheSlowRounds) {
-  const telemetry::SamplerOptions o = row_sampler_options(2, 50);
+  const telemetry::SamplerOptions o = row_sampler_options("2", 50);
   EXPECT_EQ(o.interval.count(), 50);
   EXPECT_EQ(o.gpus, std::vector<std::string>{"2"});
   EXPECT_FALSE(o.processes);

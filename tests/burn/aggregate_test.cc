@@ -1,7 +1,6 @@
 // From a worker's stream, its exit and its GPU's telemetry to rows per precision, memory and
 // host-link tables, and the target's outcome; and the exit code of a whole burn.
 #include "burn/aggregate.h"
-#include "burn/series.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,10 +20,9 @@ constexpr double kBf16Peak = 989.4e12;
 
 Target h100_target() {
   Target t;
-  t.label = "GPU 0";
   t.gpu_name = "NVIDIA H100 80GB HBM3";
+  t.name = t.gpu_name;
   t.gpu_uuid = "GPU-3f6b2c1d-8a4e-4f1b-9c2d-5e7a8b9c0d1e";
-  t.visible_devices = t.gpu_uuid;
   PeakRates peak;
   peak.model = "H100 SXM5 80GB";
   peak.flops_per_s = {
@@ -36,30 +34,38 @@ Target h100_target() {
 
 // One sample a second over [0, 12]: 500 W (690 W from t = 8 on), an energy counter integrating
 // it, temperature 30 + 2t, the power-cap bit and its time counter set between t = 9 and 10.
-GpuTelemetry telemetry(bool energy_counter = true) {
-  GpuTelemetry g;
+// GPM (SM 90 %, tensor 75 %) over each second.
+TargetTelemetry telemetry(bool energy_counter = true) {
+  using telemetry::Metric;
+  TargetTelemetry g;
   double energy = 1e6;
   for (int i = 0; i <= 12; ++i) {
-    TelemetrySample s;
-    s.t = i;
-    s.power_w = i >= 8 ? 690.0 : 500.0;
-    if (i > 0) energy += 0.5 * (*s.power_w + (i - 1 >= 8 ? 690.0 : 500.0));
-    if (energy_counter) s.energy_j = energy;
-    s.temperature_c = 30 + 2 * i;
-    s.sm_clock_hz = 1980e6;
-    s.clock_event_reasons = i == 9 ? 0x4 : 0x0;
-    s.throttle_ns[nvml::ThrottleReason::sw_power_cap] = i >= 10 ? 400'000'000u : 0u;
-    s.throttle_ns[nvml::ThrottleReason::hw_thermal] = 0;
+    telemetry::GpuSample s;
+    s.t_s = i;
+    const double power = i >= 8 ? 690.0 : 500.0;
+    s.values.set(Metric::power_w, power);
+    if (i > 0) energy += 0.5 * (power + (i - 1 >= 8 ? 690.0 : 500.0));
+    if (energy_counter) s.values.set(Metric::energy_j, energy);
+    s.values.set(Metric::temperature_c, 30 + 2 * i);
+    s.values.set(Metric::sm_clock_hz, 1980e6);
+    s.values.set(Metric::clock_event_reasons, i == 9 ? 0x4 : 0x0);
+    s.values.set(Metric::throttle_sw_power_cap_s, i >= 10 ? 0.4 : 0.0);
+    s.values.set(Metric::throttle_hw_thermal_s, 0.0);
+    if (i > 0) {
+      s.gpm_interval_s = 1.0;
+      s.values.set(Metric::sm_activity, 0.9);
+      s.values.set(Metric::tensor_activity, 0.75);
+    }
     g.samples.push_back(s);
-  }
-  for (int i = 1; i <= 12; ++i) {
-    GpmInterval interval{i - 1.0, double(i), {}};
-    interval.metrics.sm_activity = 0.9;
-    interval.metrics.tensor_activity = 0.75;
-    g.gpm[std::nullopt].push_back(interval);
   }
   return g;
 }
+
+// A precision's span, as the aggregation takes it.
+struct Span {
+  double start = 0, end = 0;
+  double seconds() const { return end - start; }
+};
 
 WorkerRun passed_run() {
   WorkerRun run;
@@ -92,7 +98,7 @@ Span bf16_span(const WorkerStream& s) {
 
 TEST(BurnAggregate, APassedRunHasARowPerPlannedPrecision) {
   const WorkerRun run = passed_run();
-  const GpuTelemetry g = telemetry();
+  const TargetTelemetry g = telemetry();
   const TargetResult r = aggregate_target(h100_target(), run, &g, context());
   EXPECT_EQ(r.outcome, Outcome::passed) << r.failure;
   EXPECT_EQ(r.worker_exit_code, 0);
@@ -122,7 +128,7 @@ TEST(BurnAggregate, APassedRunHasARowPerPlannedPrecision) {
 
 TEST(BurnAggregate, TelemetryIsTakenOverEachPrecisionsSpan) {
   const WorkerRun run = passed_run();
-  const GpuTelemetry g = telemetry();
+  const TargetTelemetry g = telemetry();
   const TargetResult r = aggregate_target(h100_target(), run, &g, context());
   const PrecisionRow& bf16 = row(r, Precision::bf16);
   const Span span = bf16_span(run.stream);
@@ -160,7 +166,7 @@ TEST(BurnAggregate, TelemetryIsTakenOverEachPrecisionsSpan) {
 }
 
 TEST(BurnAggregate, MemoryAndHostLinkRowsArePassedOnWithTheirShareOfPeak) {
-  const GpuTelemetry g = telemetry();
+  const TargetTelemetry g = telemetry();
   const TargetResult r = aggregate_target(h100_target(), passed_run(), &g, context());
   ASSERT_EQ(r.memory.size(), 4u);
   EXPECT_EQ(r.memory[0].kernel, "copy");
@@ -171,7 +177,7 @@ TEST(BurnAggregate, MemoryAndHostLinkRowsArePassedOnWithTheirShareOfPeak) {
 }
 
 TEST(BurnAggregate, WithoutAnEnergyCounterPowerIsIntegrated) {
-  const GpuTelemetry g = telemetry(/*energy_counter=*/false);
+  const TargetTelemetry g = telemetry(/*energy_counter=*/false);
   const TargetResult r = aggregate_target(h100_target(), passed_run(), &g, context());
   const PrecisionRow& bf16 = row(r, Precision::bf16);
   EXPECT_EQ(bf16.energy_source, "power_samples");
@@ -188,7 +194,7 @@ TEST(BurnAggregate, ASpanTooShortForTheSensorsGivesNoEnergy) {
                        5.0)
                   .ok());
   run.exit = ProcessExit{0, std::nullopt, false, 6};
-  const GpuTelemetry g = telemetry();
+  const TargetTelemetry g = telemetry();
   const TargetResult r = aggregate_target(h100_target(), run, &g, context({Precision::bf16}));
   const PrecisionRow& bf16 = r.gemm[0];
   EXPECT_FALSE(bf16.energy_j);
@@ -364,13 +370,18 @@ TEST(BurnAggregate, AWorkerThatNeverStartedFails) {
 
 TEST(BurnAggregate, MigInstancesShareTheGpusPowerAndHaveTheirOwnGpm) {
   Target t = h100_target();
-  t.label = "GPU 0 MIG 3g.40gb (GI 2 CI 0)";
-  t.mig = MigSlice{2, 0, "3g.40gb", "NVIDIA H100 80GB HBM3 MIG 3g.40gb", "MIG-2", 60u, {}};
-  GpuTelemetry g = telemetry();
-  g.gpm.clear();
-  GpmInterval interval{0, 12, {}};
-  interval.metrics.tensor_activity = 0.5;
-  g.gpm[2u].push_back(interval);
+  t.mig = MigPlacement{2, 0, "MIG-2", "3g.40gb"};
+  t.name = "NVIDIA H100 80GB HBM3 MIG 3g.40gb";
+  t.sm_count = 60u;
+  // The instance's view: its own GPM (tensor 50 % over the whole run), the GPU's power.
+  TargetTelemetry g = telemetry();
+  for (telemetry::GpuSample& s : g.samples) {
+    s.gpm_interval_s.reset();
+    s.values.set(telemetry::Metric::sm_activity, std::nullopt);
+    s.values.set(telemetry::Metric::tensor_activity, std::nullopt);
+  }
+  g.samples.back().gpm_interval_s = 12;
+  g.samples.back().values.set(telemetry::Metric::tensor_activity, 0.5);
   g.problems.push_back("power: permission_denied");
   AggregateContext c = context({Precision::bf16});
   c.targets_on_gpu = 2;

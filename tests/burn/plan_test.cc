@@ -19,7 +19,7 @@ class BurnPlan : public gpuscope::testing::FakeNvmlTest {
   SystemInfo collect(const std::string& scenario, const std::string& gpu = "") {
     load(scenario);
     session_ = open();
-    auto info = collect_info(*session_, CudaInventory{}, InfoOptions{info_selector(gpu)});
+    auto info = collect_info(*session_, CudaInventory{}, InfoOptions{gpu});
     EXPECT_TRUE(info.ok()) << info.status().to_string();
     return info.ok() ? *info : SystemInfo{};
   }
@@ -32,9 +32,9 @@ TEST_F(BurnPlan, OneTargetPerGpuNamedByUuid) {
   ASSERT_TRUE(p.ok()) << p.status().to_string();
   ASSERT_EQ(p->targets.size(), 1u);
   const Target& t = p->targets[0];
-  EXPECT_EQ(t.label, "GPU 0");
+  EXPECT_EQ(t.label(), "GPU 0");
   EXPECT_EQ(t.gpu_name, "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(t.visible_devices, "GPU-3f6b2c1d-8a4e-4f1b-9c2d-5e7a8b9c0d1e");
+  EXPECT_EQ(t.uuid(), "GPU-3f6b2c1d-8a4e-4f1b-9c2d-5e7a8b9c0d1e");
   EXPECT_FALSE(t.mig);
   ASSERT_TRUE(t.peak);
   EXPECT_EQ(t.peak->model, "H100 SXM5 80GB");
@@ -49,10 +49,10 @@ TEST_F(BurnPlan, OneTargetPerMigInstanceWithItsUuid) {
   ASSERT_EQ(p->targets.size(), 3u);
   std::vector<std::string> labels, visible;
   for (const Target& t : p->targets) {
-    labels.push_back(t.label);
-    visible.push_back(t.visible_devices);
+    labels.push_back(t.label());
+    visible.push_back(t.uuid());
     ASSERT_TRUE(t.mig);
-    EXPECT_EQ(t.visible_devices, t.mig->uuid);
+    EXPECT_EQ(t.uuid(), t.mig->uuid);
     EXPECT_EQ(t.gpu_index, 0u);
   }
   EXPECT_THAT(labels, ElementsAre("GPU 0 MIG 3g.20gb (GI 1 CI 0)", "GPU 0 MIG 2g.10gb (GI 5 CI 0)",
@@ -60,7 +60,7 @@ TEST_F(BurnPlan, OneTargetPerMigInstanceWithItsUuid) {
   EXPECT_THAT(visible, ElementsAre("MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9",
                                    "MIG-2a3b4c5d-6e7f-5a8b-9c0d-1e2f3a4b5c6d",
                                    "MIG-3c4d5e6f-7a8b-5c9d-0e1f-2a3b4c5d6e7f"));
-  EXPECT_EQ(p->targets[0].mig->sm_count, 42u);
+  EXPECT_EQ(p->targets[0].sm_count, 42u);
   // Without the GPU's SM count (CUDA sees no device here) there is no share of the peak.
   EXPECT_FALSE(p->targets[0].peak);
   EXPECT_THAT(p->targets[0].peak_note, HasSubstr("no peak"));
@@ -82,8 +82,6 @@ TEST_F(BurnPlan, AMigInstanceGetsItsShareOfTheComputePeak) {
 
 TEST_F(BurnPlan, SelectsOneMigInstanceByUuid) {
   const std::string uuid = "MIG-2a3b4c5d-6e7f-5a8b-9c0d-1e2f3a4b5c6d";
-  EXPECT_EQ(info_selector(uuid), "");
-  EXPECT_EQ(info_selector("1"), "1");
   const SystemInfo info = collect("a100_mig.json", uuid);
   auto p = plan(info, uuid);
   ASSERT_TRUE(p.ok());

@@ -81,7 +81,7 @@ class BurnRun : public gpuscope::testing::FakeNvmlTest {
   Result<Report> burn(const std::string& scenario, Options options) {
     load(scenario);
     session_ = open();
-    auto info = collect_info(*session_, CudaInventory{}, InfoOptions{info_selector(options.gpu)});
+    auto info = collect_info(*session_, CudaInventory{}, InfoOptions{options.gpu});
     if (!info.ok()) return info.status();
     auto p = plan(*info, options.gpu);
     if (!p.ok()) return p.status();
@@ -162,10 +162,10 @@ TEST_F(BurnRun, MigRunsOneWorkerPerInstanceWithItsUuid) {
   for (const char* uuid : {kMig1, kMig2, kMig3}) {
     EXPECT_THAT(args_of(uuid), HasSubstr(std::string("CUDA_VISIBLE_DEVICES=") + uuid + "\n"));
   }
-  EXPECT_EQ(report->targets[0].target.label, "GPU 0 MIG 3g.20gb (GI 1 CI 0)");
+  EXPECT_EQ(report->targets[0].target.label(), "GPU 0 MIG 3g.20gb (GI 1 CI 0)");
   EXPECT_EQ(report->targets[2].target.mig->profile, "1g.5gb");
   for (const TargetResult& t : report->targets) {
-    EXPECT_EQ(t.outcome, Outcome::passed) << t.target.label << ": " << t.failure;
+    EXPECT_EQ(t.outcome, Outcome::passed) << t.target.label() << ": " << t.failure;
     EXPECT_DOUBLE_EQ(*t.gemm.at(0).flop_per_second_median, 1.25e14);
     EXPECT_THAT(t.warnings, Contains(HasSubstr("shared by 3 MIG instances")));
   }
@@ -178,7 +178,7 @@ TEST_F(BurnRun, OneMigInstanceSelectedByUuid) {
   auto report = burn("a100_mig.json", o);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   ASSERT_EQ(report->targets.size(), 1u);
-  EXPECT_EQ(report->targets[0].target.visible_devices, kMig2);
+  EXPECT_EQ(report->targets[0].target.uuid(), kMig2);
 }
 
 TEST_F(BurnRun, ACrashedWorkerFailsItsInstanceAndTheOthersStillReport) {
@@ -233,7 +233,7 @@ TEST_F(BurnRun, CtrlCStopsEveryWorkerAndKeepsWhatWasMeasured) {
   EXPECT_TRUE(report->interrupted);
   EXPECT_EQ(exit_code(*report), kExitInterrupted);
   for (const TargetResult& t : report->targets) {
-    EXPECT_EQ(t.outcome, Outcome::interrupted) << t.target.label << ": " << t.failure;
+    EXPECT_EQ(t.outcome, Outcome::interrupted) << t.target.label() << ": " << t.failure;
     EXPECT_EQ(t.worker_exit_code, 130);
     EXPECT_TRUE(row(t, Precision::bf16).partial);
     EXPECT_EQ(row(t, Precision::fp8).note, "interrupted before it ran");

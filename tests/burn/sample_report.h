@@ -21,12 +21,11 @@ inline Report sample_report() {
 
   TargetResult h100;
   Target& t = h100.target;
-  t.label = "GPU 0";
   t.gpu_index = 0;
   t.gpu_name = "NVIDIA H100 80GB HBM3";
+  t.name = t.gpu_name;
   t.gpu_uuid = "GPU-3f6b2c1d-8a4e-4f1b-9c2d-5e7a8b9c0d1e";
   t.pci_bus_id = "00000000:18:00.0";
-  t.visible_devices = t.gpu_uuid;
   PeakRates peak;
   peak.model = "H100 SXM5 80GB";
   peak.flops_per_s = {{Precision::bf16, 989.4e12}};
@@ -79,18 +78,13 @@ inline Report sample_report() {
 
   TargetResult mig;
   Target& m = mig.target;
-  m.label = "GPU 1 MIG 3g.20gb (GI 1 CI 0)";
   m.gpu_index = 1;
   m.gpu_name = "NVIDIA A100-SXM4-40GB";
   m.gpu_uuid = "GPU-a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d";
-  m.mig = MigSlice{1,
-                   0,
-                   "3g.20gb",
-                   "NVIDIA A100-SXM4-40GB MIG 3g.20gb",
-                   "MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9",
-                   42u,
-                   20937965568ull};
-  m.visible_devices = m.mig->uuid;
+  m.mig = MigPlacement{1, 0, "MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9", "3g.20gb"};
+  m.name = "NVIDIA A100-SXM4-40GB MIG 3g.20gb";
+  m.sm_count = 42u;
+  m.memory_total_bytes = 20937965568ull;
   m.peak_note = "no peak for a MIG instance without SM counts";
   mig.outcome = Outcome::verification_failed;
   mig.failure = "bf16 GEMM verification failed on NVIDIA A100-SXM4-40GB MIG 3g.20gb";
@@ -114,10 +108,9 @@ inline Report sample_report() {
 
   TargetResult killed;
   killed.target = m;
-  killed.target.label = "GPU 1 MIG 1g.5gb (GI 13 CI 0)";
+  killed.target.mig->gpu_instance_id = 13;
   killed.target.mig->profile = "1g.5gb";
   killed.target.mig->uuid = "MIG-3c4d5e6f-7a8b-5c9d-0e1f-2a3b4c5d6e7f";
-  killed.target.visible_devices = killed.target.mig->uuid;
   killed.outcome = Outcome::failed;
   killed.failure = "the worker crashed (killed by signal 11 (SIGSEGV))";
   killed.worker_signal = SIGSEGV;

@@ -1,13 +1,14 @@
-// burn's telemetry against the fake NVML: the new NVML readings (throttle counters, GPM), the
-// sampler on scripted timelines (whole GPUs and MIG instances), and a GPU that is lost.
-#include "burn/telemetry.h"
-
+// burn's telemetry against the fake NVML: the NVML readings it needs (throttle counters, GPM),
+// the shared sampler on scripted timelines (whole GPUs and MIG instances), and a GPU that is
+// lost.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "../support/fake_nvml_fixture.h"
+#include "gpuscope/telemetry.h"
 
 namespace gpuscope::burn::detail {
 namespace {
@@ -15,20 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-class BurnTelemetry : public gpuscope::testing::FakeNvmlTest {
- protected:
-  void SetUp() override {
-    FakeNvmlTest::SetUp();
-    origin_ = Clock::now();
-  }
-  // Moves the fake's clock to `t` and samples, stamped the same `t`.
-  void sample(TelemetrySampler& sampler, double t) {
-    gpuscope_fake_nvml_set_time(t);
-    sampler.sample_at(
-        origin_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t)));
-  }
-  Clock::time_point origin_;
-};
+class BurnTelemetry : public gpuscope::testing::FakeNvmlTest {};
 
 TEST_F(BurnTelemetry, ThrottleCountersComeFromFieldValues) {
   load("h100_sxm.json");
@@ -90,98 +78,130 @@ TEST_F(BurnTelemetry, GpmIsNotSupportedBeforeHopper) {
   EXPECT_EQ(sampler.code(), Code::not_supported);
 }
 
-TEST_F(BurnTelemetry, SamplesEveryReadingOfAGpu) {
+// burn samples through the shared sampler (telemetry::Sampler), at its own interval.
+class BurnSampling : public BurnTelemetry {
+ protected:
+  std::unique_ptr<telemetry::Sampler> open_sampler(std::vector<std::string> gpus) {
+    telemetry::SamplerOptions o;
+    o.gpus = std::move(gpus);
+    o.processes = false;
+    auto sampler = telemetry::Sampler::open(*session_, o);
+    EXPECT_TRUE(sampler.ok()) << sampler.status().to_string();
+    return sampler.ok() ? std::move(sampler).value() : nullptr;
+  }
+  // Moves the fake's clock to `t` and takes a round stamped the same `t`.
+  std::vector<telemetry::GpuSample> sample(telemetry::Sampler& sampler, double t) {
+    gpuscope_fake_nvml_set_time(t);
+    return sampler
+        .sample_at(sampler.origin() +
+                   std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t)))
+        .gpus;
+  }
+  std::unique_ptr<nvml::Session> session_;
+};
+
+TEST_F(BurnSampling, SamplesEveryReadingOfAGpu) {
   load("h100_sxm.json");
-  auto session = open();
-  TelemetrySampler sampler(*session, {{0, true, {}}}, origin_);
-  for (double t : {0.5, 1.5, 2.5, 3.25, 4.0}) sample(sampler, t);
-  const std::vector<GpuTelemetry>& telemetry = sampler.telemetry();
-  ASSERT_EQ(telemetry.size(), 1u);
-  const GpuTelemetry& g = telemetry[0];
-  EXPECT_TRUE(g.problems.empty()) << g.problems.front();
-  ASSERT_EQ(g.samples.size(), 5u);
-  const TelemetrySample& s = g.samples[3];  // t = 3.25: pinned at the power cap
-  EXPECT_DOUBLE_EQ(s.t, 3.25);
-  EXPECT_DOUBLE_EQ(*s.power_w, 698.0);
-  EXPECT_DOUBLE_EQ(*s.temperature_c, 60.0);
-  EXPECT_DOUBLE_EQ(*s.sm_clock_hz, 1755e6);
-  EXPECT_EQ(s.clock_event_reasons, 4u);
-  EXPECT_EQ(s.throttle_ns.at(nvml::ThrottleReason::sw_power_cap), 250'000'000u);
-  ASSERT_TRUE(s.energy_j);
-  EXPECT_GT(*s.energy_j, *g.samples[2].energy_j);
-  ASSERT_TRUE(g.gpm.contains(std::nullopt));
-  EXPECT_EQ(g.gpm.at(std::nullopt).size(), 4u);  // one per pair of samples
-  const GpmInterval& interval = g.gpm.at(std::nullopt)[1];
-  EXPECT_DOUBLE_EQ(interval.t0, 1.5);
-  EXPECT_DOUBLE_EQ(interval.t1, 2.5);
-  EXPECT_NEAR(*interval.metrics.tensor_activity, 0.70, 1e-9);
+  session_ = open();
+  auto sampler = open_sampler({"0"});
+  ASSERT_NE(sampler, nullptr);
+  std::vector<telemetry::GpuSample> samples;
+  for (double t : {0.5, 1.5, 2.5, 3.25, 4.0}) {
+    for (auto& s : sample(*sampler, t)) samples.push_back(std::move(s));
+  }
+  ASSERT_EQ(samples.size(), 5u);
+  for (const auto& s : samples) EXPECT_TRUE(s.problems.empty()) << s.problems.front();
+  using telemetry::Metric;
+  const telemetry::MetricValues& s = samples[3].values;  // t = 3.25: pinned at the power cap
+  EXPECT_DOUBLE_EQ(samples[3].t_s, 3.25);
+  EXPECT_DOUBLE_EQ(*s.get(Metric::power_w), 698.0);
+  EXPECT_DOUBLE_EQ(*s.get(Metric::temperature_c), 60.0);
+  EXPECT_DOUBLE_EQ(*s.get(Metric::sm_clock_hz), 1755e6);
+  EXPECT_EQ(s.get(Metric::clock_event_reasons), 4u);
+  EXPECT_DOUBLE_EQ(*s.get(Metric::throttle_sw_power_cap_s), 0.25);
+  ASSERT_TRUE(s.get(Metric::energy_j));
+  EXPECT_GT(*s.get(Metric::energy_j), *samples[2].values.get(Metric::energy_j));
+  int gpm = 0;
+  for (const auto& x : samples) gpm += x.gpm_interval_s ? 1 : 0;
+  EXPECT_EQ(gpm, 4);                                  // one per pair of samples
+  EXPECT_DOUBLE_EQ(*samples[2].gpm_interval_s, 1.0);  // (1.5, 2.5]
+  EXPECT_NEAR(*samples[2].values.get(Metric::tensor_activity), 0.70, 1e-9);
 }
 
-TEST_F(BurnTelemetry, SamplesGpmPerMigInstance) {
-  load_json(R"({"devices": [{"name": "NVIDIA H100 80GB HBM3", "gpm_supported": true,
+constexpr const char* kH100Mig =
+    R"({"devices": [{"name": "NVIDIA H100 80GB HBM3", "gpm_supported": true,
       "mig": {"current": true, "pending": true, "max_device_count": 7, "instances": [
         {"gpu_instance_id": 1, "compute_instance_id": 0, "name": "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
          "uuid": "MIG-11111111-1111-1111-1111-111111111111", "memory_total_bytes": 42000000000, "sm_count": 60},
         {"gpu_instance_id": 2, "compute_instance_id": 0, "name": "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
          "uuid": "MIG-22222222-2222-2222-2222-222222222222", "memory_total_bytes": 42000000000, "sm_count": 60}]},
-      "timeline": [{"t": 0, "power_mw": 300000, "gpm": {"sm_util": 50, "any_tensor_util": 40}}]}]})");
-  auto session = open();
-  TelemetrySampler sampler(*session, {{0, true, {1, 2}}}, origin_);
-  sample(sampler, 0.0);
-  sample(sampler, 1.0);
-  const GpuTelemetry& g = sampler.telemetry()[0];
-  EXPECT_TRUE(g.problems.empty()) << g.problems.front();
-  ASSERT_EQ(g.gpm.size(), 2u);
-  EXPECT_NEAR(*g.gpm.at(1u).at(0).metrics.tensor_activity, 0.40, 1e-9);
-  EXPECT_NEAR(*g.gpm.at(2u).at(0).metrics.sm_activity, 0.50, 1e-9);
+      "timeline": [{"t": 0, "power_mw": 300000, "gpm": {"sm_util": 50, "any_tensor_util": 40}}]}]})";
+
+TEST_F(BurnSampling, SamplesGpmPerMigInstance) {
+  load_json(kH100Mig);
+  session_ = open();
+  auto sampler = open_sampler(
+      {"MIG-11111111-1111-1111-1111-111111111111", "MIG-22222222-2222-2222-2222-222222222222"});
+  ASSERT_NE(sampler, nullptr);
+  sample(*sampler, 0.0);
+  const std::vector<telemetry::GpuSample> second = sample(*sampler, 1.0);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_TRUE(second[0].problems.empty()) << second[0].problems.front();
+  ASSERT_EQ(second[0].instances.size(), 2u);
+  using telemetry::Metric;
+  EXPECT_EQ(second[0].instances[0].gpu_instance_id, 1u);
+  EXPECT_NEAR(*second[0].instances[0].values.get(Metric::tensor_activity), 0.40, 1e-9);
+  EXPECT_NEAR(*second[0].instances[1].values.get(Metric::sm_activity), 0.50, 1e-9);
+  EXPECT_FALSE(second[0].gpm_interval_s);  // no GPM for the whole GPU beside its instances
   EXPECT_GE(gpuscope_fake_nvml_call_count("nvmlGpmMigSampleGet"), 4);
 }
 
-TEST_F(BurnTelemetry, PlansOneSampledGpuPerPhysicalGpu) {
-  Plan plan;
-  Target a;
-  a.gpu_index = 0;
-  a.gpm_supported = true;
-  a.mig = MigSlice{5, 0, "2g.10gb", "", "MIG-a", {}, {}};
-  Target b = a;
-  b.mig->gpu_instance_id = 1;
-  Target c;
-  c.gpu_index = 1;
-  plan.targets = {a, b, c};
-  const std::vector<SampledGpu> gpus = sampled_gpus(plan);
-  ASSERT_EQ(gpus.size(), 2u);
-  EXPECT_EQ(gpus[0].gpu_index, 0u);
-  EXPECT_TRUE(gpus[0].gpm);
-  EXPECT_EQ(gpus[0].mig_gpu_instances, (std::vector<unsigned>{1, 5}));
-  EXPECT_TRUE(gpus[1].mig_gpu_instances.empty());
+TEST_F(BurnSampling, SamplesOneGpuPerPhysicalGpu) {
+  load_json(kH100Mig);
+  session_ = open();
+  auto sampler = open_sampler({"MIG-22222222-2222-2222-2222-222222222222",
+                               "MIG-11111111-1111-1111-1111-111111111111", "0"});
+  ASSERT_NE(sampler, nullptr);
+  ASSERT_EQ(sampler->gpus().size(), 1u);
+  EXPECT_EQ(sampler->gpus()[0].index, 0u);
+  EXPECT_TRUE(sampler->gpus()[0].gpm);
+  ASSERT_EQ(sampler->gpus()[0].instances.size(), 2u);
+  EXPECT_EQ(sampler->gpus()[0].instances[0].mig->gpu_instance_id, 1u);
+  EXPECT_EQ(sampler->gpus()[0].instances[1].mig->gpu_instance_id, 2u);
 }
 
-TEST_F(BurnTelemetry, ALostGpuIsNotedAndNoLongerSampled) {
+TEST_F(BurnSampling, ALostGpuIsNotedAndNoLongerSampled) {
   load("two_gpus_one_lost.json");
-  auto session = open();
-  TelemetrySampler sampler(*session, {{0, false, {}}, {1, false, {}}}, origin_);
-  sample(sampler, 0.5);
-  sample(sampler, 1.5);
-  sample(sampler, 2.5);
-  const auto& telemetry = sampler.telemetry();
-  EXPECT_EQ(telemetry[0].samples.size(), 3u);
-  EXPECT_TRUE(telemetry[0].problems.empty());
-  EXPECT_EQ(telemetry[1].samples.size(), 1u);  // none once it is lost
-  ASSERT_EQ(telemetry[1].problems.size(), 1u);
-  EXPECT_THAT(telemetry[1].problems[0], HasSubstr("gpu_lost"));
+  session_ = open();
+  auto sampler = open_sampler({});
+  ASSERT_NE(sampler, nullptr);
+  std::map<unsigned, std::vector<telemetry::GpuSample>> by_gpu;
+  for (double t : {0.5, 1.5, 2.5}) {
+    for (auto& s : sample(*sampler, t)) by_gpu[s.gpu].push_back(std::move(s));
+  }
+  EXPECT_EQ(by_gpu[0].size(), 3u);
+  for (const auto& s : by_gpu[0]) EXPECT_TRUE(s.problems.empty());
+  ASSERT_EQ(by_gpu[1].size(), 2u);  // one sample, then the one saying it is lost; none after
+  EXPECT_FALSE(by_gpu[1][0].lost);
+  EXPECT_TRUE(by_gpu[1][1].lost);
+  ASSERT_EQ(by_gpu[1][1].problems.size(), 1u);
+  EXPECT_THAT(by_gpu[1][1].problems[0], HasSubstr("lost"));
 }
 
-TEST_F(BurnTelemetry, SamplesOnAThreadUntilStopped) {
+TEST_F(BurnSampling, SamplesOnAThreadUntilStopped) {
   load("h100_sxm.json");
-  auto session = open();
-  TelemetrySampler sampler(*session, {{0, false, {}}}, Clock::now());
-  sampler.start(0.02);
+  session_ = open();
+  telemetry::SamplerOptions o;
+  o.interval = std::chrono::milliseconds(20);
+  auto sampler = telemetry::Sampler::open(*session_, o);
+  ASSERT_TRUE(sampler.ok());
+  std::vector<double> t;
+  (*sampler)->start([&](telemetry::Tick&& tick) { t.push_back(tick.t_s); });
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  sampler.stop();
-  const auto& samples = sampler.telemetry()[0].samples;
-  EXPECT_GE(samples.size(), 4u);
-  EXPECT_LE(samples.size(), 12u);
-  for (std::size_t i = 1; i < samples.size(); ++i) EXPECT_GT(samples[i].t, samples[i - 1].t);
+  (*sampler)->stop();
+  EXPECT_GE(t.size(), 4u);
+  EXPECT_LE(t.size(), 12u);
+  for (std::size_t i = 1; i < t.size(); ++i) EXPECT_GT(t[i], t[i - 1]);
 }
 
 }  // namespace

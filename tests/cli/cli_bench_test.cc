@@ -534,5 +534,39 @@ TEST(CliBench, ResumeOfAMissingForeignOrOtherMatrixFileIsAClearError) {
   EXPECT_THAT(guard.err, HasSubstr("--guard on; this run has --guard off"));
 }
 
+// On a MIG instance (the fake's A100 in MIG mode): the rows run with the instance's UUID in
+// CUDA_VISIBLE_DEVICES (no --device), the result names the instance, and the GPU's energy is not
+// given to the rows (NVML measures it for the whole GPU only). bench could only address a whole
+// GPU by index before.
+TEST(CliBench, RunsOnAMigInstance) {
+  const std::string mig = "MIG-2a3b4c5d-6e7f-5a8b-9c0d-1e2f3a4b5c6d";
+  const std::string args_log = fresh("mig_args.log"), device_log = fresh("mig_devices.log");
+  const std::vector<std::string> env = {
+      std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_TEST_FIXTURES + "/nvml/a100_mig.json",
+      "GPUSCOPE_FAKE_TORCH_LOG=" + args_log, "GPUSCOPE_FAKE_TORCH_DEVICE_LOG=" + device_log};
+  CliRun run = bench("--gpu " + mig +
+                         " --model vit_b16 --task train --mode bf16 --windows 1 --steps 1 "
+                         "--guard off --json -",
+                     env);
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  const nlohmann::json doc = json_of(run);
+  EXPECT_EQ(doc["gpu_index"], 0);
+  EXPECT_EQ(doc["gpu"]["uuid"], mig);
+  EXPECT_EQ(doc["gpu"]["name"], "NVIDIA A100-SXM4-40GB MIG 2g.10gb");
+  const nlohmann::json* r = row(doc, "train", "bf16");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ((*r)["status"], "ok");
+  EXPECT_TRUE((*r)["energy_j"].is_null());
+  EXPECT_THAT(doc["warnings"].dump(), HasSubstr("GPU 0 MIG 2g.10gb (GI 5 CI 0) is a MIG instance"));
+  EXPECT_EQ(slurp(device_log), mig + "\n");
+  EXPECT_THAT(slurp(args_log), ::testing::Not(HasSubstr("--device")));
+
+  // The GPU itself has three instances: bench runs on one, and says which there are.
+  CliRun several = bench("--gpu 0 --model vit_b16 --task train --mode bf16 --guard off", env);
+  EXPECT_EQ(several.exit_code, kExitUsage) << several.err;
+  EXPECT_THAT(several.err, HasSubstr("bench runs on one GPU or MIG instance"));
+  EXPECT_THAT(several.err, HasSubstr(mig));
+}
+
 }  // namespace
 }  // namespace gpuscope

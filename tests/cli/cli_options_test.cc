@@ -81,5 +81,19 @@ TEST(CliOptions, AnEmptyGpuSelectorIsAnErrorForEveryCommand) {
   }
 }
 
+TEST(CliOptions, AnEmptyEntryInAGpuListIsAnErrorForEveryCommand) {
+  // CLI11 dropped the empty entry of "--gpu 0," silently: monitor sampled GPU 0 as if asked.
+  const std::string dir = testing::scratch_dir("cli_options_test");
+  for (const std::string& args : std::vector<std::string>{
+           "info --gpu 0,", "burn --gpu 0,", "monitor --no-tui --duration 1 --gpu 0,",
+           "monitor --no-tui --duration 1 --gpu ,0", "study --gpu 0, -o " + dir + "/study2",
+           "bench --preset seeds --gpu 0,"}) {
+    CliRun run = gpuscope(args);
+    EXPECT_EQ(run.exit_code, kExitUsage) << args << "\n" << run.err;
+    EXPECT_THAT(run.err, HasSubstr("--gpu: an empty entry in the GPU list")) << args;
+    EXPECT_EQ(run.out, "") << args;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -208,6 +208,28 @@ TEST_F(CliStudy, RunsEveryStepAndPrintsTheAnswers) {
   EXPECT_EQ(calls_of("burn"), 1);
 }
 
+// On the fake's A100 in MIG mode, a study of one MIG instance runs burn and bench there (by
+// its UUID, which both pass to CUDA_VISIBLE_DEVICES), and a study of the GPU runs them on each
+// of its instances, since CUDA cannot use a GPU in MIG mode whole.
+TEST_F(CliStudy, RunsOnMigInstances) {
+  const std::string mig = "MIG-2a3b4c5d-6e7f-5a8b-9c0d-1e2f3a4b5c6d";
+  CliRun run = gpuscope(study_args() + " --gpu " + mig, "", "a100_mig.json");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(status_of("burn-gpu0-mig5-0"), "ok");
+  EXPECT_EQ(status_of("bench-gpu0-mig5-0"), "ok");
+  EXPECT_THAT(run.err, HasSubstr("burn GPU 0 MIG 2g.10gb (GI 5 CI 0)"));
+  const std::string args = slurp(calls_.string() + ".args");
+  EXPECT_THAT(args, HasSubstr("burn --gpu " + mig));
+  EXPECT_THAT(args, HasSubstr("bench --preset study-quick --gpu " + mig));
+
+  dir_ = base_ / "whole";
+  CliRun whole = gpuscope(study_args() + " --gpu 0", "", "a100_mig.json");
+  ASSERT_EQ(whole.exit_code, kExitOk) << whole.err;
+  EXPECT_EQ(state()["plan"].size(), 1u + 3 * 3);  // info, then burn, bench, sweep per instance
+  EXPECT_EQ(status_of("burn-gpu0-mig1-0"), "ok");
+  EXPECT_EQ(status_of("burn-gpu0-mig13-0"), "ok");
+}
+
 TEST_F(CliStudy, JsonSummaryOnStdout) {
   CliRun run = gpuscope(study_args() + " --json");
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;

@@ -6,9 +6,12 @@
 #include <fstream>
 
 #include "gpuscope/study.h"
+#include "test_gpu.h"
 
 namespace gpuscope::study {
 namespace {
+
+using testing::gpu;
 
 using nlohmann::json;
 using ::testing::HasSubstr;
@@ -234,7 +237,7 @@ TEST(StudyHeadlines, NoMostEfficientModeWhileATrustedModeHasNoEnergy) {
 
 TEST(StudyHeadlines, FailedStepsAreProblems) {
   State state;
-  state.machine = {"h", {{0, "GPU-a", "x"}}};
+  state.machine = {"h", {gpu(0, "GPU-a", "x")}};
   state.plan = *build_plan({}, state.machine);
   StepRecord failed;
   failed.status = StepStatus::failed;

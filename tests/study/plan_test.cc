@@ -6,16 +6,19 @@
 #include <fstream>
 
 #include "gpuscope/study.h"
+#include "test_gpu.h"
 
 namespace gpuscope::study {
 namespace {
+
+using testing::gpu;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Machine two_gpus() {
   return {"node1",
-          {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}, {1, "GPU-bbb", "NVIDIA H100 80GB HBM3"}}};
+          {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3"), gpu(1, "GPU-bbb", "NVIDIA H100 80GB HBM3")}};
 }
 
 std::vector<std::string> ids(const std::vector<Step>& plan) {
@@ -111,7 +114,7 @@ TEST(StudyPlan, BurnDurationGrowsWithTheLevel) {
 // One H100: quick under 5 minutes (under 6.5 even when every step runs into its timeout) and the
 // default under 15 (issue #6's targets).
 TEST(StudyPlan, LevelsFitTheirTimeBudgetsOnOneGpu) {
-  Machine one{"node1", {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}}};
+  Machine one{"node1", {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3")}};
   Options quick;
   quick.level = Level::quick;
   auto q = build_plan(quick, one);
@@ -138,12 +141,45 @@ TEST(StudyPlan, ChoosesGpusByIndexOrUuidInNvmlOrder) {
   auto chosen = choose_gpus(o, two_gpus());
   ASSERT_TRUE(chosen.ok());
   ASSERT_EQ(chosen->size(), 2u);
-  EXPECT_EQ((*chosen)[0].index, 0);
-  EXPECT_EQ((*chosen)[1].index, 1);
+  EXPECT_EQ((*chosen)[0].gpu_index, 0u);
+  EXPECT_EQ((*chosen)[1].gpu_index, 1u);
   o.gpus = {"1"};
   auto plan = build_plan(o, two_gpus());
   ASSERT_TRUE(plan.ok());
   EXPECT_THAT(ids(*plan), ElementsAre("info", "burn-gpu1", "bench-gpu1", "sweep-gpu1"));
+}
+
+TEST(StudyPlan, AGpuInMigModeIsStudiedOnItsInstances) {
+  const nlohmann::json info = nlohmann::json::parse(R"({"kind": "gpuscope.info",
+      "host": {"hostname": "node1"},
+      "gpus": [{"index": 0, "uuid": "GPU-aaa", "name": "NVIDIA A100-SXM4-40GB",
+                "mig": {"current": true, "pending": true, "instances": [
+                  {"gpu_instance_id": 1, "compute_instance_id": 0, "profile": "3g.20gb",
+                   "name": "NVIDIA A100-SXM4-40GB MIG 3g.20gb", "uuid": "MIG-one", "sm_count": 42},
+                  {"gpu_instance_id": 5, "compute_instance_id": 0, "profile": "2g.10gb",
+                   "name": "NVIDIA A100-SXM4-40GB MIG 2g.10gb", "uuid": "MIG-two"}]}}]})");
+  auto machine = machine_from_info(info);
+  ASSERT_TRUE(machine.ok()) << machine.status().to_string();
+  ASSERT_EQ(machine->gpus.size(), 3u);
+  EXPECT_TRUE(machine->gpus[0].mig_mode);
+  EXPECT_EQ(machine->gpus[1].uuid(), "MIG-one");
+  EXPECT_EQ(machine->gpus[1].sm_count, 42u);
+
+  Options o;
+  auto all = build_plan(o, *machine);
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  EXPECT_THAT(ids(*all),
+              ElementsAre("info", "burn-gpu0-mig1-0", "bench-gpu0-mig1-0", "sweep-gpu0-mig1-0",
+                          "burn-gpu0-mig5-0", "bench-gpu0-mig5-0", "sweep-gpu0-mig5-0"));
+  o.gpus = {"MIG-two"};
+  auto one = build_plan(o, *machine);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 4u);
+  const Step& burn = (*one)[1];
+  EXPECT_EQ(burn.gpu, 0);
+  EXPECT_THAT(burn.args, ::testing::Contains("MIG-two"));
+  EXPECT_THAT(burn.title, HasSubstr("GPU 0 MIG 2g.10gb (GI 5 CI 0)"));
+  EXPECT_THAT((*one)[2].args, ::testing::Contains("MIG-two"));
 }
 
 TEST(StudyPlan, UnknownGpuNamesTheGpusThereAre) {
@@ -176,7 +212,7 @@ TEST(StudyPlan, MachineFromRecordedInfo) {
   ASSERT_TRUE(machine.ok()) << machine.status().to_string();
   EXPECT_EQ(machine->hostname, "vm");
   ASSERT_EQ(machine->gpus.size(), 1u);
-  EXPECT_EQ(machine->gpus[0].uuid, "GPU-d57df324-956d-e245-79f7-9af168147882");
+  EXPECT_EQ(machine->gpus[0].uuid(), "GPU-d57df324-956d-e245-79f7-9af168147882");
   EXPECT_EQ(machine->gpus[0].name, "NVIDIA H100 80GB HBM3");
 }
 
@@ -193,7 +229,7 @@ TEST(StudyPlan, MachineFromAnInfoErrorIsADataError) {
 // Quick runs the bench without its convergence guard (the guard doubles a ResNet-50 training
 // row); the default and full studies keep it.
 TEST(StudyPlan, OnlyTheQuickBenchLeavesTheGuardOut) {
-  Machine one{"node1", {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}}};
+  Machine one{"node1", {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3")}};
   Options quick;
   quick.level = Level::quick;
   const auto guard_off = [](const std::vector<Step>& plan) {

@@ -10,9 +10,12 @@
 
 #include "gpuscope/bench.h"
 #include "gpuscope/study.h"
+#include "test_gpu.h"
 
 namespace gpuscope::study {
 namespace {
+
+using testing::gpu;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -72,7 +75,7 @@ fs::path fresh_dir(const std::string& name) {
 
 State new_state() {
   State state;
-  state.machine = {"node1", {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}}};
+  state.machine = {"node1", {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3")}};
   state.plan = *build_plan({}, state.machine);
   return state;
 }
@@ -298,7 +301,7 @@ TEST(StudyRun, ReportsProgressForEachStep) {
 // --- what a step's end means -----------------------------------------------------------------
 
 Step step_of(StepKind kind) {
-  auto plan = build_plan({}, {"h", {{0, "GPU-a", "x"}}});
+  auto plan = build_plan({}, {"h", {gpu(0, "GPU-a", "x")}});
   for (const Step& s : *plan) {
     if (s.kind == kind) return s;
   }

@@ -6,9 +6,12 @@
 #include <fstream>
 
 #include "gpuscope/study.h"
+#include "test_gpu.h"
 
 namespace gpuscope::study {
 namespace {
+
+using testing::gpu;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -27,7 +30,7 @@ State sample_state() {
   state.command_line = "gpuscope study --quick";
   state.options.level = Level::quick;
   state.options.gpus = {"0"};
-  state.machine = {"node1", {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}}};
+  state.machine = {"node1", {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3")}};
   state.plan = *build_plan(state.options, state.machine);
   StepRecord info;
   info.status = StepStatus::ok;
@@ -138,7 +141,7 @@ TEST(StudyState, StepDoneMeansEndedButNotInterrupted) {
 TEST(StudyState, SameMachineIsAccepted) {
   State state = sample_state();
   Machine now = state.machine;
-  now.gpus.push_back({1, "GPU-new", "another GPU the study does not use"});
+  now.gpus.push_back(gpu(1, "GPU-new", "another GPU the study does not use"));
   EXPECT_TRUE(check_same_machine(state, now).ok());
 }
 
@@ -155,7 +158,7 @@ TEST(StudyState, AnotherHostIsRefused) {
 TEST(StudyState, AnotherGpuIsRefused) {
   State state = sample_state();
   Machine now = state.machine;
-  now.gpus[0].uuid = "GPU-zzz";
+  now.gpus[0].gpu_uuid = "GPU-zzz";
   Status s = check_same_machine(state, now);
   EXPECT_EQ(s.code(), Code::invalid_argument);
   EXPECT_THAT(s.message(), HasSubstr("GPU-aaa"));

@@ -1,7 +1,7 @@
 // gpuscope bench [--preset seeds|study-quick|study|study-full] [--model M,..] [--task train,infer]
 //                [--mode MODE,..|all] [--batch N|auto,..] [--knob NAME=V1,V2]... [--input SPEC]...
 //                [--warmup N] [--windows N] [--steps N] [--guard on|off] [--guard-steps N] [--list]
-//                [--json FILE|-] [--resume FILE] [--store PATH] [--torch-bin PATH] [--gpu N]
+//                [--json FILE|-] [--resume FILE] [--store PATH] [--torch-bin PATH] [--gpu N|UUID]
 //                [-- TORCH ARGS...]
 //                [--share N,.. [--share-mode M,..] [--mps-thread-percentage P] [--mps-daemon D]]
 //                (with --share and no row: -- CMD is the command to share; cmd_bench_share.cc)
@@ -35,7 +35,7 @@ struct BenchArgs {
   int guard_steps = 0;
   bool list = false, force = false;
   std::string json, resume, store, torch_bin;
-  unsigned gpu = 0;
+  std::string gpu = "0";
   int interval_ms = 100;
   double row_timeout_s = 900;
   std::vector<std::string> extra;
@@ -162,7 +162,10 @@ int run_bench_command(const BenchArgs& a) {
 
   bench::RunOptions o;
   o.torch_bin = *torch;
-  o.gpu = a.gpu;
+  if (Status chosen = bench::choose_target(session.ok() ? session->get() : nullptr, a.gpu, o);
+      !chosen.ok()) {
+    return report_error(chosen);
+  }
   o.interval_ms = a.interval_ms;
   o.guard = a.guard == "on";
   o.guard_seed = a.guard_seed;
@@ -258,7 +261,10 @@ void add_bench_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--torch-bin", args->torch_bin,
                   "gpuscope-torch to run (default: $GPUSCOPE_TORCH_BIN, next to gpuscope, or "
                   "the build tree)");
-  cmd->add_option("--gpu", args->gpu, "NVML index of the GPU to sample (default 0)");
+  cmd->add_option("--gpu", args->gpu,
+                  "The GPU or MIG instance to run on: NVML index, GPU-... or MIG-... UUID "
+                  "(default 0)")
+      ->check(gpu_selector_check());
   cmd->add_option("--interval", args->interval_ms, "Sampling interval in ms")
       ->check(milliseconds_check({.min_seconds = 0.02, .max_seconds = 10}));
   cmd->add_option("--row-timeout", args->row_timeout_s, "Seconds a row may run (default 900)")

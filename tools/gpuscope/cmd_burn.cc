@@ -58,7 +58,7 @@ int run_burn(BurnArgs args) {
   auto session = nvml::Session::open();
   if (!session.ok()) return print_error(args, session.status());
   const double started = unix_now_s();
-  auto info = collect_info(**session, probe_cuda(), InfoOptions{burn::info_selector(options.gpu)});
+  auto info = collect_info(**session, probe_cuda(), InfoOptions{options.gpu});
   if (!info.ok()) return print_error(args, info.status());
   for (const GpuFailure& f : info->failures) {
     std::cerr << fmt::format("gpuscope: warning: GPU {} is left out: {}\n", f.index,
@@ -87,9 +87,8 @@ int run_burn(BurnArgs args) {
       continue;
     }
     const burn::Target& target = t.target;
-    std::cerr << fmt::format("gpuscope: error: {} ({}, {}): {}\n", target.label,
-                             target.mig ? target.mig->name : target.gpu_name,
-                             target.mig ? target.mig->uuid : target.gpu_uuid, t.failure);
+    std::cerr << fmt::format("gpuscope: error: {} ({}, {}): {}\n", target.label(), target.name,
+                             target.uuid(), t.failure);
   }
   if (report->interrupted) {
     std::cerr << "gpuscope: interrupted; printed what was measured before the stop\n";

@@ -117,8 +117,9 @@ void add_monitor_command(CLI::App& app, Runner& runner) {
       cmd->add_flag("--tui", args->tui, "Show the live view (also while a command runs)");
   cmd->add_flag("--no-tui", args->no_tui, "No live view: per-second lines instead")->excludes(tui);
   cmd->add_flag("--json", args->json, "Print the summary as JSON (schema_version pinned)");
-  cmd->add_option("--gpu", args->gpus, "Only these GPUs: NVML indices or UUIDs")
-      ->delimiter(',')
+  // The whole value goes to the selector rule (target.h), which refuses an empty entry ("0,")
+  // that CLI11's delimiter dropped silently.
+  cmd->add_option("--gpu", args->gpus, "Only these GPUs: NVML indices or UUIDs (0,1 or repeated)")
       ->check(gpu_selector_check());
   cmd->add_option("--duration", args->duration_s, "Stop after this many seconds (without CMD)")
       ->check(seconds_check());

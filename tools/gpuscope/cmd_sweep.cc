@@ -17,6 +17,7 @@
 #include "gpuscope/store.h"
 #include "gpuscope/sweep.h"
 #include "store_option.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -141,7 +142,7 @@ void add_sweep_command(CLI::App& app, Runner& runner) {
       "the limit step by step while CMD runs (it prints {\"samples_per_second\": X} lines), then "
       "restores the prior limit in every case");
   cmd->add_option("--gpu", args->gpus, "Sweep these GPUs (NVML indices or UUIDs); default: all")
-      ->delimiter(',');
+      ->check(gpu_selector_check());
   cmd->add_flag("--allow-power-changes", args->allow,
                 "Let the sweep change power limits (needs root or CAP_SYS_ADMIN)");
   cmd->add_flag("--dry-run", args->dry_run,

@@ -12,6 +12,7 @@
 #include "gpuscope/nvml.h"
 #include "gpuscope/trace.h"
 #include "store_option.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -129,7 +130,7 @@ void add_trace_command(CLI::App& app, Runner& runner) {
                 "Do not put the Python step shim on PYTHONPATH (no step marks from torch.optim)");
   cmd->add_flag("--json", args->json, "Print summary.json to stdout (the command's to stderr)");
   cmd->add_option("--gpu", args->options.gpus, "Sample only these GPUs: NVML indices or UUIDs")
-      ->delimiter(',');
+      ->check(gpu_selector_check());
   cmd->add_option("--interval", args->options.interval_ms, "NVML sampling interval in ms")
       ->check(CLI::Range(20, 60'000));
   cmd->add_option("--max-events", args->options.max_trace_events,

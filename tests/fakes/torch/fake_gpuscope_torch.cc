@@ -7,6 +7,8 @@
 // "resnet50:train" or "vit_b16:infer:fp16": an item matches when each of its ':'-separated
 // tokens equals the row's model, task or mode):
 //   GPUSCOPE_FAKE_TORCH_LOG=FILE        append one line per run: the arguments
+//   GPUSCOPE_FAKE_TORCH_DEVICE_LOG=FILE append one line per run: its CUDA_VISIBLE_DEVICES
+//                                       ("unset" when it has none)
 //   GPUSCOPE_FAKE_TORCH_OOM=MATCH       `skipped` out_of_memory, exit 3
 //   GPUSCOPE_FAKE_TORCH_UNSUPPORTED=M   `skipped` not_supported, exit 3
 //   GPUSCOPE_FAKE_TORCH_NO_DEVICE=MATCH `skipped` no_device (no CUDA device), exit 3
@@ -195,6 +197,10 @@ int main(int argc, char** argv) {
   }
   if (auto log = env("GPUSCOPE_FAKE_TORCH_LOG"); !log.empty()) {
     std::ofstream(log, std::ios::app) << joined << '\n';
+  }
+  if (auto log = env("GPUSCOPE_FAKE_TORCH_DEVICE_LOG"); !log.empty()) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::ofstream(log, std::ios::app) << (visible ? visible : "unset") << '\n';
   }
   auto flag = [&](const char* name, std::string fallback) {
     auto it = a.flags.find(name);
