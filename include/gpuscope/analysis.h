@@ -41,16 +41,18 @@ struct GainRange {
   double high = 1;
 };
 
+// Every member has a default, so that a finding reads as designated initializers naming only
+// what it has: {.id = "gpu_lost", .severity = Severity::error, .title = "...", .gpu = 1}.
 struct Finding {
-  std::string id;  // stable, for programs: "throttled", "input_bound", "no_tensor_cores"
+  std::string id{};  // stable, for programs: "throttled", "input_bound", "no_tensor_cores"
   Severity severity = Severity::info;
-  std::string title;  // one line in plain words: what holds this back
-  std::vector<Evidence> evidence;
-  std::string fix;  // what to change; code a user would write where there is one
-  std::optional<GainRange> expected_speedup;
-  std::optional<Confidence> confidence;
-  std::vector<std::string> subjects;  // what it holds for: "GPU 0", "amp_bf16", "rank 1"
-  std::optional<int> gpu;             // when it is about one GPU
+  std::string title{};  // one line in plain words: what holds this back
+  std::vector<Evidence> evidence{};
+  std::string fix{};  // what to change; code a user would write where there is one
+  std::optional<GainRange> expected_speedup{};
+  std::optional<Confidence> confidence{};
+  std::vector<std::string> subjects{};  // what it holds for: "GPU 0", "amp_bf16", "rank 1"
+  std::optional<int> gpu{};             // when it is about one GPU
 };
 
 bool is_major(const Finding& finding);  // warning or error
@@ -112,6 +114,23 @@ struct GemmSpan {
 //   not_measured (info)        a precision skipped, with its reason
 std::vector<Finding> burn_findings(const std::vector<GemmSpan>& spans, std::optional<int> gpu,
                                    std::optional<double> slowdown_c);
+
+// Rates of one GPU depend on how warm it starts (1-4 % on an H100 between a run started at 74 °C
+// and one at 50 °C): compared rows whose starting temperatures differ by more than this are said
+// to.
+inline constexpr double kStartTemperatureGapC = 15;
+
+// One compared row's starting temperature: `what` ("bf16") started at `celsius` on `where`
+// (the GPU and run, as the comparison names it).
+struct StartTemperature {
+  std::string what, where;
+  double celsius = 0;
+};
+
+// "start_temperature_gap" (info) when rows of the same `what` started more than
+// kStartTemperatureGapC apart, listing those `what`s as subjects, with the widest gap as
+// evidence; nullopt otherwise.
+std::optional<Finding> start_temperature_gap(const std::vector<StartTemperature>& rows);
 
 // Throttle reasons that are no problem: the GPU idle between windows, and the power limit that
 // dense GEMMs reach on purpose.

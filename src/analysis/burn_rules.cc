@@ -49,6 +49,42 @@ void add_subject(std::vector<Finding>& out, const std::string& id, const std::st
 
 }  // namespace
 
+std::optional<Finding> start_temperature_gap(const std::vector<StartTemperature>& rows) {
+  const StartTemperature* widest_cold = nullptr;
+  const StartTemperature* widest_warm = nullptr;
+  std::vector<std::string> subjects;
+  for (const StartTemperature& row : rows) {
+    if (std::find(subjects.begin(), subjects.end(), row.what) != subjects.end()) continue;
+    const StartTemperature* cold = &row;
+    const StartTemperature* warm = &row;
+    for (const StartTemperature& other : rows) {
+      if (other.what != row.what) continue;
+      if (other.celsius < cold->celsius) cold = &other;
+      if (other.celsius > warm->celsius) warm = &other;
+    }
+    const double gap = warm->celsius - cold->celsius;
+    if (gap <= kStartTemperatureGapC) continue;
+    subjects.push_back(row.what);
+    if (!widest_cold || gap > widest_warm->celsius - widest_cold->celsius) {
+      widest_cold = cold;
+      widest_warm = warm;
+    }
+  }
+  if (subjects.empty()) return std::nullopt;
+  Finding f = make("start_temperature_gap", Severity::info,
+                   fmt::format("compared rows started {:.0f} °C apart ({} at {:.0f} °C, {} at "
+                               "{:.0f} °C): a warm GPU sustains lower rates",
+                               widest_warm->celsius - widest_cold->celsius, widest_cold->where,
+                               widest_cold->celsius, widest_warm->where, widest_warm->celsius),
+                   "compare runs that start at similar temperatures (let the GPU cool down, or "
+                   "warm both up first); differences of a few % may be the temperature",
+                   std::nullopt);
+  f.evidence = {{"coolest start", widest_cold->celsius, "degC"},
+                {"warmest start", widest_warm->celsius, "degC"}};
+  f.subjects = std::move(subjects);
+  return f;
+}
+
 bool expected_throttle_reason(std::string_view reason) {
   return reason == "gpu_idle" || reason == "sw_power_cap";
 }
@@ -135,13 +171,13 @@ std::vector<Finding> burn_findings(const std::vector<GemmSpan>& spans, std::opti
     if (capped_span_s > 0) {
       const double share = std::min(1.0, capped_s / capped_span_s);
       f.title = fmt::format(
-          "ran at the power limit for {:.0f}% of the GEMM time (sw_power_cap): normal for dense "
+          "ran at its power limit for {:.0f}% of the GEMM time (sw_power_cap): normal for dense "
           "GEMMs; the rates are what this GPU sustains at its limit",
           100 * share);
       f.evidence.push_back({"GEMM time at the power limit", 100 * share, "%"});
     } else {
       f.title = fmt::format(
-          "ran at the power limit for {:.1f} s (sw_power_cap): normal for dense GEMMs; the rates "
+          "ran at its power limit for {:.1f} s (sw_power_cap): normal for dense GEMMs; the rates "
           "are what this GPU sustains at its limit",
           capped_s);
     }

@@ -49,6 +49,8 @@ void add_telemetry(PrecisionRow& row, Span span, double flop, const Target& targ
   const std::vector<TelemetrySample>& samples = telemetry.samples;
   row.temperature_max_c =
       max_over(samples, span, [](const TelemetrySample& s) { return s.temperature_c; });
+  row.temperature_start_c =
+      value_at(samples, span.start, [](const TelemetrySample& s) { return s.temperature_c; });
   row.sm_clock_average_hz =
       mean_over(samples, span, [](const TelemetrySample& s) { return s.sm_clock_hz; });
   add_throttle(row, samples, span);

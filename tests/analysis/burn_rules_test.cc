@@ -36,7 +36,7 @@ TEST(BurnRulesTest, PowerLimitOverSeveralPrecisionsIsOneInfoFinding) {
   EXPECT_EQ(findings[0].id, "power_capped");
   EXPECT_EQ(findings[0].severity, Severity::info);
   EXPECT_THAT(findings[0].subjects, ElementsAre("fp32", "bf16", "fp8"));
-  EXPECT_THAT(findings[0].title, HasSubstr("ran at the power limit for 74% of the GEMM time"));
+  EXPECT_THAT(findings[0].title, HasSubstr("ran at its power limit for 74% of the GEMM time"));
   EXPECT_EQ(findings[0].gpu, 0);
   ASSERT_FALSE(findings[0].evidence.empty());
   EXPECT_EQ(findings[0].evidence[0].unit, "%");
