@@ -214,6 +214,9 @@ struct Choice {
   double samples_per_second = 0;
   std::optional<double> joules_per_sample;
   std::optional<double> peak_allocated_bytes;
+  // Fastest / most efficient only: the modes ("bf16", "fp16 [cudnn_benchmark=on]") it does not
+  // beat by more than the measured spread of the two rows' step times: a tie, not a winner.
+  std::vector<std::string> tied_with;
 };
 
 struct Answer {
@@ -226,7 +229,9 @@ struct Answer {
   std::vector<KnobEffect> knob_effects;
 };
 
-// Per model and task in the order they first appear. Only measured rows count.
+// Per model and task in the order they first appear. Only measured rows count. Fastest and
+// most efficient respect the noise (analysis::best_of): a mode within the measured spread of the
+// winner is listed in tied_with.
 std::vector<Answer> compute_answers(const std::vector<Row>& rows);
 
 // ---------------------------------------------------------------------------------------------

@@ -123,6 +123,8 @@ struct PrecisionRow {
   bool verified = false;  // a gemm_result arrived and its verification passed
   double span_seconds = 0;
   std::optional<double> temperature_max_c;
+  // As the span began: rates of a warm GPU are lower (1-4 % on an H100 started at 74 vs 50 °C).
+  std::optional<double> temperature_start_c;
   std::optional<double> power_average_w;
   std::optional<double> energy_j;        // over the span
   std::string energy_source;             // "energy_counter" or "power_samples"

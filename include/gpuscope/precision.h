@@ -26,4 +26,9 @@ inline constexpr std::array<Precision, 7> kAllPrecisions = {
 std::string_view precision_name(Precision p);
 std::optional<Precision> parse_precision(std::string_view name);
 
+// The unit of a GEMM rate in this precision, for people: "OP/s" for integer precisions (int8
+// counts integer operations, not floating-point ones), else "FLOP/s". Also by name ("int8").
+std::string_view rate_unit(Precision p);
+std::string_view rate_unit(std::string_view precision);
+
 }  // namespace gpuscope

@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "gpuscope/analysis.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::report {
@@ -36,6 +37,7 @@ enum class Unit {
   bytes,             // binary prefixes: "79.6 GiB"
   bytes_per_second,  // decimal prefixes: "3.00 TB/s"
   flop_per_second,   // "781 TFLOP/s"
+  op_per_second,     // integer operations (int8 GEMMs): "1.35 POP/s"
   flop_per_joule,    // "1.17 TFLOP/J"
   watts,
   joules,
@@ -157,14 +159,13 @@ struct Headline {
   Tone tone = Tone::neutral;
 };
 
-enum class Severity { info, warning, error };
-std::string_view severity_name(Severity severity);
-
-struct Finding {
-  Severity severity = Severity::info;
-  std::string subject;  // what it is about: "GPU 0 (H100 80GB HBM3), run 3"
-  std::string text;     // what was seen and what to do
-};
+// A document's findings are gpuscope's one findings model (gpuscope/analysis.h). Reporters
+// show each as its subjects (what it is about: "H100 80GB HBM3 · GPU 0, run 3", the precisions
+// it holds for), then analysis::text() (what was seen: what to do); the JSON reporter adds the
+// finding's own fields (id, evidence, fix, expected gain, confidence) where present.
+using analysis::Finding;
+using analysis::Severity;
+using analysis::severity_name;
 
 struct ReportContext {
   std::string title;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuscope/analysis.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::store {
@@ -30,7 +31,7 @@ using RunId = std::int64_t;
 
 // The schema this gpuscope writes. An older store is migrated when opened for writing (reading
 // works on any version up to this one); a newer one is refused with data_error.
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 // Datasheet peak rates of a GPU, kept with the run so that "% of peak" needs no table lookup
 // when the report is drawn years later.
@@ -110,15 +111,12 @@ struct TelemetrySeries {
   std::vector<double> values;
 };
 
-enum class Severity { info, warning, error };
-std::string_view severity_name(Severity severity);  // "info", "warning", "error"
-
-struct Finding {
-  std::optional<int> gpu;
-  Severity severity = Severity::info;
-  std::string code;  // stable identifier for programs ("throttled", "verification_failed")
-  std::string text;  // for people: what was seen and what to do
-};
+// Findings are gpuscope's one findings model (gpuscope/analysis.h), kept whole: id, severity,
+// title, evidence, fix, expected gain, confidence, subjects and GPU (schema 3; older stores give
+// id, severity, title and GPU).
+using analysis::Finding;
+using analysis::Severity;
+using analysis::severity_name;
 
 // The finding of a GPU that stopped answering during a recording, whichever way it was recorded
 // (the monitor's store, its JSON lines): `t_s` seconds into the recording when known, the
@@ -245,17 +243,19 @@ Result<std::vector<RunData>> read_result_file(const std::string& path);
 namespace names {
 
 // burn, per GPU and precision. Tags: {"precision": "bf16"}, plus "stat" ("median", "min",
-// "max", "mean") on gemm_flop_per_s, "windows" (count) on the median.
+// "max", "mean") on gemm_flop_per_s, "windows" (count) and "span_s" (the timed span, seconds)
+// on the median.
 inline constexpr char kGemmFlopPerS[] = "gemm_flop_per_s";               // FLOP/s
 inline constexpr char kGemmWindowFlopPerS[] = "gemm_window_flop_per_s";  // + "window", "t_s"
 inline constexpr char kGemmErrors[] = "gemm_errors";  // count: mismatches + NaN + Inf + ref
-inline constexpr char kTemperatureMax[] = "temperature_max_c";  // degC, while it ran
-inline constexpr char kThrottleSeconds[] = "throttle_s";        // s, + "reason" ("sw_power_cap")
-inline constexpr char kPowerAvg[] = "power_avg_w";              // W
-inline constexpr char kEnergy[] = "energy_j";                   // J
-inline constexpr char kFlopPerJoule[] = "flop_per_j";           // FLOP/J
-inline constexpr char kSmClockAvg[] = "sm_clock_avg_hz";        // Hz
-inline constexpr char kSmActivityAvg[] = "sm_activity_avg";     // 1
+inline constexpr char kTemperatureMax[] = "temperature_max_c";      // degC, while it ran
+inline constexpr char kTemperatureStart[] = "temperature_start_c";  // degC, as its span began
+inline constexpr char kThrottleSeconds[] = "throttle_s";     // s, + "reason" ("sw_power_cap")
+inline constexpr char kPowerAvg[] = "power_avg_w";           // W
+inline constexpr char kEnergy[] = "energy_j";                // J
+inline constexpr char kFlopPerJoule[] = "flop_per_j";        // FLOP/J
+inline constexpr char kSmClockAvg[] = "sm_clock_avg_hz";     // Hz
+inline constexpr char kSmActivityAvg[] = "sm_activity_avg";  // 1
 inline constexpr char kTensorActivityAvg[] = "tensor_activity_avg";  // 1
 // burn, per GPU: device memory (+ "kernel": copy/read/write/memcpy), host link (+ "direction":
 // h2d/d2h/bidirectional, "memory": pinned/pageable, "size_bytes"), copy/compute overlap

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscope/analysis.h"
 #include "gpuscope/clock.h"
 #include "gpuscope/status.h"
 #include "gpuscope/target.h"
@@ -280,6 +281,7 @@ struct ModeAnswer {
   std::optional<double> samples_per_second;
   std::optional<double> joules_per_sample;
   std::optional<double> peak_allocated_bytes;
+  std::vector<std::string> tied_with;  // within the measured spread: a tie (bench's Choice)
 };
 
 struct ModelAnswer {
@@ -288,20 +290,19 @@ struct ModelAnswer {
   std::optional<ModeAnswer> fastest, most_efficient, smallest_memory;
 };
 
-struct Problem {
-  std::optional<int> gpu;
-  std::string severity;  // "info", "warning", "error"
-  std::string code;      // stable: "throttled", "pcie_link_degraded", "host_link_low", ...
-  std::string text;
-};
-
 struct Headlines {
   std::vector<ComputeAnswer> compute;
   std::vector<ModelAnswer> models;
   // The sharing step's answers (`bench --share`, --full): "GPU 0 WORKLOAD: Up to 4 copies ...".
   std::vector<std::string> sharing;
-  std::vector<Problem> problems;
+  // gpuscope's one findings model: "throttled", "power_capped", "pcie_link_degraded",
+  // "host_link_low", "step_failed", ... Burn's are made by the same rules as the report's.
+  std::vector<analysis::Finding> problems;
 };
+
+// A problem in one line, as the study prints it: its text, and for a finding of the shared
+// rules the GPU and the subjects it holds for ("GPU 0 ran at its power limit ... (fp32, bf16)").
+std::string problem_text(const analysis::Finding& problem);
 
 // Reads the step outputs named in `state` (relative to `dir`) and answers from them. Steps
 // that failed or were skipped become problems; outputs that cannot be read are skipped.

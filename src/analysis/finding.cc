@@ -51,6 +51,21 @@ bool is_major(const Finding& finding) {
   return finding.severity != Severity::info;
 }
 
+std::string text(const Finding& finding) {
+  if (finding.fix.empty()) return finding.title;
+  if (finding.title.empty()) return finding.fix;
+  return finding.title + ": " + finding.fix;
+}
+
+std::string subjects_text(const Finding& finding) {
+  std::string out;
+  for (const std::string& subject : finding.subjects) {
+    if (!out.empty()) out += ", ";
+    out += subject;
+  }
+  return out;
+}
+
 std::vector<Finding> merge_same(std::vector<Finding> findings) {
   std::vector<Finding> merged;
   for (auto& finding : findings) {

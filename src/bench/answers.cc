@@ -5,6 +5,7 @@
 #include <charconv>
 #include <map>
 
+#include "gpuscope/analysis.h"
 #include "gpuscope/bench.h"
 
 namespace gpuscope::bench {
@@ -18,8 +19,32 @@ bool trusted(const Row& r) {
 }
 
 Choice choice(const Row& r) {
-  return {r.spec.mode, r.spec.variant(), *r.samples_per_second, r.energy_per_sample_j,
-          r.peak_allocated_bytes};
+  return {r.spec.mode,           r.spec.variant(),       *r.samples_per_second,
+          r.energy_per_sample_j, r.peak_allocated_bytes, {}};
+}
+
+// "mode" or "mode [variant]": how a tie names the other row.
+std::string choice_name(const Row& r) {
+  const std::string variant = r.spec.variant();
+  return variant.empty() ? r.spec.mode : r.spec.mode + " [" + variant + "]";
+}
+
+// The modes the winner does not beat by more than the measured spread (analysis::best_of).
+template <typename Reading>
+std::vector<std::string> ties(const std::vector<Row>& rows, const Answer& a, const Choice& winner,
+                              bool higher_is_better, Reading value) {
+  std::vector<analysis::Candidate> candidates;
+  const Row* winner_row = nullptr;
+  for (const Row& r : rows) {
+    if (r.spec.model != a.model || r.spec.task != a.task || !trusted(r) || !value(r)) continue;
+    candidates.push_back({choice_name(r), *value(r), r.step_relative_spread});
+    if (!winner_row && r.spec.mode == winner.mode && r.spec.variant() == winner.variant) {
+      winner_row = &r;
+    }
+  }
+  auto best = analysis::best_of(candidates, higher_is_better);
+  if (!best || !winner_row || best->name != choice_name(*winner_row)) return {};
+  return best->tied_with;
 }
 
 // Everything a row was set to besides model, task and mode; unset = "default".
@@ -122,6 +147,16 @@ std::vector<Answer> compute_answers(const std::vector<Row>& rows) {
           !r.energy_per_sample_j) {
         a.most_efficient.reset();
       }
+    }
+  }
+  for (Answer& a : answers) {
+    if (a.fastest) {
+      a.fastest->tied_with =
+          ties(rows, a, *a.fastest, true, [](const Row& r) { return r.samples_per_second; });
+    }
+    if (a.most_efficient) {
+      a.most_efficient->tied_with = ties(rows, a, *a.most_efficient, false,
+                                         [](const Row& r) { return r.energy_per_sample_j; });
     }
   }
   for (Answer& a : answers) {

@@ -36,7 +36,12 @@ std::string choice_text(const std::optional<Choice>& c, const std::string& what)
   if (!c) return "-";
   std::string s = c->mode;
   if (!c->variant.empty()) s += " [" + c->variant + "]";
-  return s + " (" + what + ")";
+  s += " (" + what + ")";
+  for (std::size_t i = 0; i < c->tied_with.size(); ++i) {
+    s += (i == 0 ? ", a tie with " : ", ") + c->tied_with[i];
+  }
+  if (!c->tied_with.empty()) s += " (within the measured spread)";
+  return s;
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ nlohmann::json choice_json(const std::optional<Choice>& c, bool energy) {
                       {"samples_per_second", c->samples_per_second},
                       {"peak_allocated_bytes", opt(c->peak_allocated_bytes)}};
   if (energy) j["joules_per_sample"] = opt(c->joules_per_sample);
+  if (!c->tied_with.empty()) j["tied_with"] = c->tied_with;  // within the measured spread
   return j;
 }
 

@@ -91,9 +91,11 @@ store::RunData bench_to_run(const BenchResult& result, const std::string& comman
     }
     if (verdict_is_bad(gr.result.verdict)) {
       data.findings.push_back(
-          {gpu, store::Severity::warning, "convergence_guard",
-           gr.model + " " + gr.mode + " " + std::string(verdict_name(gr.result.verdict)) + ": " +
-               gr.result.reason + ". Do not use this mode for training as it is."});
+          {.id = "convergence_guard",
+           .severity = store::Severity::warning,
+           .title = gr.model + " " + gr.mode + " " + std::string(verdict_name(gr.result.verdict)) +
+                    ": " + gr.result.reason + ". Do not use this mode for training as it is.",
+           .gpu = gpu});
     }
   }
   return data;

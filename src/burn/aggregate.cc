@@ -61,6 +61,7 @@ void add_telemetry(PrecisionRow& row, Span span, double flop, const Target& targ
     const auto covered = telemetry::mean_between(samples, m, span.start, span.end);
     return or_middle(covered ? std::optional(covered->value) : std::nullopt, samples, m, span);
   };
+  row.temperature_start_c = telemetry::value_at(samples, Metric::temperature_c, span.start);
   row.sm_clock_average_hz = mean(Metric::sm_clock_hz);
   add_throttle(row, samples, span);
   if (auto m = telemetry::mean_between(samples, Metric::sm_activity, span.start, span.end)) {

@@ -22,6 +22,15 @@ std::string_view precision_name(Precision p) {
   return "unknown";
 }
 
+std::string_view rate_unit(Precision p) {
+  return p == Precision::int8 ? "OP/s" : "FLOP/s";
+}
+
+std::string_view rate_unit(std::string_view precision) {
+  const std::optional<Precision> p = parse_precision(precision);
+  return p ? rate_unit(*p) : "FLOP/s";
+}
+
 std::optional<Precision> parse_precision(std::string_view name) {
   for (Precision p : kAllPrecisions) {
     if (precision_name(p) == name) return p;

@@ -78,6 +78,7 @@ json gemm_json(const burn::PrecisionRow& r) {
                  {"reference_tiles_checked", e.reference_tiles_checked},
                  {"reference_tiles_failed", e.reference_tiles_failed}};
   put(j, "temperature_max_c", r.temperature_max_c);
+  put(j, "temperature_start_c", r.temperature_start_c);
   put(j, "power_average_w", r.power_average_w);
   put(j, "energy_j", r.energy_j);
   put_text(j, "energy_source", r.energy_source);

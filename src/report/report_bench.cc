@@ -90,11 +90,13 @@ Chart mode_chart(const ReportBuilder& b, const BenchRows& bench, const Labels& l
   return c;
 }
 
-void add_best_mode(ReportBuilder& b, const BenchRows& bench, const std::string& task,
-                   const Labels& labels) {
+// The fastest mode of one model: samples/s of different models do not compare (a smaller model
+// wins by being smaller), so each model has its own answer.
+void add_best_mode(ReportBuilder& b, const BenchRows& bench, const std::string& model,
+                   const std::string& task, const Labels& labels) {
   const BenchRow* best = nullptr;
   for (const BenchRow& row : bench.rows) {
-    if (row.task == task && row.samples_per_s && !bad_guard(row) &&
+    if (row.model == model && row.task == task && row.samples_per_s && !bad_guard(row) &&
         (!best || *row.samples_per_s > *best->samples_per_s)) {
       best = &row;
     }
@@ -112,11 +114,13 @@ void add_best_mode(ReportBuilder& b, const BenchRows& bench, const std::string& 
   if (best->energy_per_sample_j) {
     parts.push_back(format_value(*best->energy_per_sample_j, Unit::joules) + " per sample");
   }
+  if (labels.entries) parts.push_back("on " + b.entry_label(best->entry, bench.runs > 1));
   std::string detail;
   for (const std::string& p : parts) detail += (detail.empty() ? "" : ", ") + p;
-  if (labels.models || labels.entries) detail += " (" + best->model + ")";
-  b.add_headline({fmt::format("Fastest {} mode", task == "infer" ? "inference" : task),
-                  *best->samples_per_s, Unit::samples_per_second, detail, Tone::good});
+  std::string label = fmt::format("Fastest {} mode", task == "infer" ? "inference" : task);
+  if (labels.models) label += " (" + model + ")";
+  b.add_headline(
+      {std::move(label), *best->samples_per_s, Unit::samples_per_second, detail, Tone::good});
 }
 
 }  // namespace
@@ -133,8 +137,15 @@ void add_bench_section(ReportBuilder& b) {
   }
   labels.entries = entries.size() > 1;
   labels.models = models.size() > 1;
-  add_best_mode(b, bench, "train", labels);
-  add_best_mode(b, bench, "infer", labels);
+  std::vector<std::string> model_order;  // as the rows came
+  for (const BenchRow& row : bench.rows) {
+    if (std::find(model_order.begin(), model_order.end(), row.model) == model_order.end()) {
+      model_order.push_back(row.model);
+    }
+  }
+  for (const char* task : {"train", "infer"}) {
+    for (const std::string& model : model_order) add_best_mode(b, bench, model, task, labels);
+  }
 
   Section s;
   s.key = "bench";
@@ -209,9 +220,12 @@ void add_bench_section(ReportBuilder& b) {
       cells.push_back(note);
       t.rows.push_back(std::move(cells));
       if (!row.skipped.empty()) {
-        b.add_finding({Severity::info, b.subject(row.entry),
-                       fmt::format("{} {} {} was not measured: {}", row.model, row.task,
-                                   row.mode_label(), row.skipped)});
+        b.add_finding({.id = "not_measured",
+                       .severity = Severity::info,
+                       .title = fmt::format("{} {} {} was not measured: {}", row.model, row.task,
+                                            row.mode_label(), row.skipped),
+                       .subjects = {b.subject(row.entry)},
+                       .gpu = row.entry.gpu_number});
       }
     }
     s.blocks.push_back(std::move(t));

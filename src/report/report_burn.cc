@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "gpuscope/precision.h"
 #include "report/report_burn_rows.h"
 
 namespace gpuscope::report::detail {
@@ -28,14 +29,6 @@ std::string throttle_text(const GemmRow& row) {
     out += fmt::format("{} {}", reason, format_value(seconds, Unit::seconds));
   }
   return out.empty() ? "none" : out;
-}
-
-double throttle_seconds(const GemmRow& row) {
-  double total = 0;
-  for (const auto& [reason, seconds] : row.throttle) {
-    if (reason != "gpu_idle") total += seconds;
-  }
-  return total;
 }
 
 // Distinct entries in first-seen order.
@@ -61,8 +54,9 @@ Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entrie
   t.title = "Matrix throughput per precision";
   t.caption =
       "Median over ~1 s windows of n×n×n GEMMs (cuBLASLt, random inputs, every result "
-      "verified); % of peak against the datasheet's dense rate. Power, temperature and "
-      "throttling are over each precision's timed span.";
+      "verified); % of peak against the datasheet's dense rate. int8 counts integer "
+      "operations: read its FLOP/s as OP/s. Power, temperature and throttling are over each "
+      "precision's timed span; \"start temp\" is the GPU's temperature as it began.";
   if (label_entries) t.columns.push_back({"gpu", "GPU", Unit::none});
   t.columns.insert(t.columns.end(), {{"precision", "precision", Unit::none},
                                      {"median_flop_per_s", "median", Unit::flop_per_second},
@@ -71,6 +65,7 @@ Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entrie
                                      {"peak_flop_per_s", "datasheet", Unit::flop_per_second},
                                      {"fraction_of_peak", "% of peak", Unit::ratio},
                                      {"errors", "errors", Unit::count},
+                                     {"temperature_start_c", "start temp", Unit::celsius},
                                      {"temperature_max_c", "max temp", Unit::celsius},
                                      {"power_avg_w", "avg power", Unit::watts},
                                      {"flop_per_j", "efficiency", Unit::flop_per_joule},
@@ -86,6 +81,7 @@ Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entrie
     cells.push_back(optional_value(row.peak));
     cells.push_back(optional_value(row.fraction_of_peak()));
     cells.push_back(optional_value(row.errors));
+    cells.push_back(optional_value(row.temperature_start_c));
     cells.push_back(optional_value(row.temperature_max_c));
     cells.push_back(optional_value(row.power_avg_w));
     cells.push_back(optional_value(row.flop_per_j));
@@ -324,69 +320,64 @@ Chart host_link_chart(const ReportBuilder& b, const std::vector<BandwidthRow>& r
   return c;
 }
 
+// The rows as the burn rules read them (gpuscope/analysis.h): one rule set for the report, the
+// study and the burn command.
+analysis::GemmSpan gemm_span(const GemmRow& row) {
+  analysis::GemmSpan span;
+  span.precision = row.precision;
+  span.span_s = row.span_s;
+  for (const auto& [reason, seconds] : row.throttle) span.throttle_s[reason] += seconds;
+  span.temperature_max_c = row.temperature_max_c;
+  span.fraction_of_peak = row.fraction_of_peak();
+  span.peak_flop_per_s = row.peak;
+  span.errors = row.errors;
+  span.skipped = row.skipped;
+  return span;
+}
+
+// Each GPU's findings, about that GPU (its label the first subject) and the precisions listed.
+void add_burn_findings(ReportBuilder& b, const BurnRows& rows) {
+  for (const Entry& entry : entries_of(rows.gemm)) {
+    std::vector<analysis::GemmSpan> spans;
+    for (const GemmRow& row : rows.gemm) {
+      if (same_entry(row.entry, entry)) spans.push_back(gemm_span(row));
+    }
+    const std::optional<double> slowdown =
+        entry.gpu ? entry.gpu->temperature_slowdown_c : std::nullopt;
+    for (Finding f : analysis::burn_findings(spans, entry.gpu_number, slowdown)) {
+      f.subjects.insert(f.subjects.begin(), b.subject(entry));
+      b.add_finding(std::move(f));
+    }
+  }
+}
+
 void add_headlines_and_findings(ReportBuilder& b, const BurnRows& rows, bool label_entries) {
+  add_burn_findings(b, rows);
   const GemmRow* fastest = nullptr;
   const GemmRow* best_fraction = nullptr;
   double errors = 0, low = 1e300, high = 0;
   int with_fraction = 0;
   for (const GemmRow& row : rows.gemm) {
-    std::string subject = b.subject(row.entry);
     if (row.median && (!fastest || *row.median > *fastest->median)) fastest = &row;
     if (auto f = row.fraction_of_peak()) {
       if (!best_fraction || *f > *best_fraction->fraction_of_peak()) best_fraction = &row;
       low = std::min(low, *f);
       high = std::max(high, *f);
       ++with_fraction;
-      if (*f < 0.5) {
-        b.add_finding({Severity::warning, subject,
-                       fmt::format("{} reached only {} of the datasheet's {}: check clocks, the "
-                                   "power limit and throttling in the telemetry.",
-                                   row.precision, format_value(*f, Unit::ratio),
-                                   format_value(*row.peak, Unit::flop_per_second))});
-      }
     }
     if (row.errors) errors += *row.errors;
-    // Dense GEMMs at the power limit are expected (sw_power_cap): said, but not a warning.
-    // Any other reason (thermal, hardware slowdown, power brake) is one.
-    const double throttled = throttle_seconds(row);
-    double capped = 0;
-    for (const auto& [reason, seconds] : row.throttle) {
-      if (reason == "sw_power_cap") capped += seconds;
-    }
-    if (throttled > capped) {
-      b.add_finding(
-          {Severity::warning, subject,
-           fmt::format("{} was throttled for {} ({}): the measured rate is what this "
-                       "GPU sustains here, not its peak.",
-                       row.precision, format_value(throttled, Unit::seconds), throttle_text(row))});
-    } else if (capped > 0) {
-      b.add_finding({Severity::info, subject,
-                     fmt::format("{} ran at the power limit for {} (sw_power_cap): normal for "
-                                 "dense GEMMs; the rate is what this GPU sustains at its limit.",
-                                 row.precision, format_value(capped, Unit::seconds))});
-    }
-    const store::GpuRecord* gpu = row.entry.gpu;
-    if (row.temperature_max_c && gpu && gpu->temperature_slowdown_c &&
-        *row.temperature_max_c >= *gpu->temperature_slowdown_c - 5) {
-      b.add_finding({Severity::warning, subject,
-                     fmt::format("{} ran at up to {}, within 5 °C of the slowdown temperature {}: "
-                                 "check cooling.",
-                                 row.precision, format_value(*row.temperature_max_c, Unit::celsius),
-                                 format_value(*gpu->temperature_slowdown_c, Unit::celsius))});
-    }
-    if (!row.skipped.empty()) {
-      b.add_finding({Severity::info, subject,
-                     fmt::format("{} was not measured: {}", row.precision, row.skipped)});
-    }
   }
   if (fastest) {
     std::string where = label_entries ? " on " + b.entry_label(fastest->entry, rows.runs > 1) : "";
     auto f = fastest->fraction_of_peak();
+    // int8 counts integer operations: OP/s, not FLOP/s.
+    const Unit unit =
+        rate_unit(fastest->precision) == "OP/s" ? Unit::op_per_second : Unit::flop_per_second;
     b.add_headline(
-        {"Fastest matrix rate", *fastest->median, Unit::flop_per_second,
+        {"Fastest matrix rate", *fastest->median, unit,
          fmt::format("{}{}{}", fastest->precision, where,
                      f ? fmt::format(", {} of the datasheet's {}", format_value(*f, Unit::ratio),
-                                     format_value(*fastest->peak, Unit::flop_per_second))
+                                     format_value(*fastest->peak, unit))
                        : ""),
          Tone::neutral});
   }

@@ -54,6 +54,7 @@ BurnRows collect_burn_rows(const ReportBuilder& builder) {
         } else if (stat.empty() || stat == "median") {
           row.median = m.value;
           row.windows = tag_number(m, "windows");
+          row.span_s = tag_number(m, "span_s");
         } else if (stat == "min") {
           row.min = m.value;
         } else if (stat == "max") {
@@ -68,6 +69,7 @@ BurnRows collect_burn_rows(const ReportBuilder& builder) {
         };
         if (m.name == names::kGemmErrors) set(&GemmRow::errors);
         if (m.name == names::kTemperatureMax) set(&GemmRow::temperature_max_c);
+        if (m.name == names::kTemperatureStart) set(&GemmRow::temperature_start_c);
         if (m.name == names::kPowerAvg) set(&GemmRow::power_avg_w);
         if (m.name == names::kEnergy) set(&GemmRow::energy_j);
         if (m.name == names::kFlopPerJoule) set(&GemmRow::flop_per_j);

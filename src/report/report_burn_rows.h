@@ -16,9 +16,11 @@ struct GemmRow {
   std::string precision;
   std::optional<double> median, min, max;  // FLOP/s over windows
   std::optional<double> windows;
-  std::optional<double> peak;  // the datasheet's FLOP/s for this precision
+  std::optional<double> span_s;  // the timed span (from the first window to the last)
+  std::optional<double> peak;    // the datasheet's FLOP/s for this precision
   std::optional<double> errors;
   std::optional<double> temperature_max_c, power_avg_w, energy_j, flop_per_j;
+  std::optional<double> temperature_start_c;  // when its timed span began (absent: older runs)
   std::vector<std::pair<std::string, double>> throttle;  // reason, seconds (non-zero only)
   bool throttle_measured = false;  // false: no throttle time was recorded at all (not "none")
   std::string skipped;             // why, when it did not run

@@ -145,6 +145,18 @@ void add_comparison_section(ReportBuilder& b) {
   if (gemm_c.entries.size() > 1) {
     s.blocks.push_back(ratio_chart(b, gemm_c, burn.runs > 1, "compare_gemm",
                                    "Matrix throughput relative to the first", "precision"));
+    std::vector<analysis::StartTemperature> starts;
+    for (const GemmRow& row : burn.gemm) {
+      if (row.median && row.temperature_start_c) {
+        starts.push_back(
+            {row.precision, b.entry_label(row.entry, burn.runs > 1), *row.temperature_start_c});
+      }
+    }
+    if (auto gap = analysis::start_temperature_gap(starts)) {
+      s.blocks.push_back(
+          Paragraph{analysis::text(*gap) + " (" + analysis::subjects_text(*gap) + ")."});
+      b.add_finding(std::move(*gap));
+    }
     s.blocks.push_back(comparison_table(b, gemm_c, burn.runs > 1, "compare_gemm",
                                         "Matrix throughput", "precision", Unit::flop_per_second));
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <map>
 
 #include "gpuscope/precision.h"
@@ -47,11 +48,20 @@ const store::GpuRecord* ReportBuilder::find_gpu(const store::RunData& run, int g
 }
 
 std::string ReportBuilder::run_label(const store::RunData& run) {
-  if (run.run.label) return *run.run.label;
-  std::string where = run.run.host.empty() ? "" : run.run.host + ", ";
-  // Runs read from files have no store id: their kind names them instead.
-  std::string name = run.run.id > 0 ? fmt::format("run {}", run.run.id) : run.run.kind;
-  return fmt::format("{} ({}{})", name, where, format_time(run.run.started_unix_s));
+  // Runs read from files have no store id: their kind names them instead. A label (a person's,
+  // or "study quick" for every quick study) does not tell two runs apart: where and when it ran,
+  // and the file it came from, always follow.
+  std::string name = run.run.label    ? *run.run.label
+                     : run.run.id > 0 ? fmt::format("run {}", run.run.id)
+                                      : run.run.kind;
+  std::string which = run.run.host.empty() ? "" : run.run.host + ", ";
+  which += format_time(run.run.started_unix_s);
+  // A run read from a file (no store id) names the file, unless its label is the file's name.
+  const std::filesystem::path file(run.source);
+  if (run.run.id == 0 && !run.source.empty() && file.stem().string() != name) {
+    which += ", " + file.filename().string();
+  }
+  return fmt::format("{} ({})", name, which);
 }
 
 std::string ReportBuilder::entry_label(const Entry& entry, bool with_run) const {
@@ -109,19 +119,16 @@ Document ReportBuilder::finish(ReportContext context) {
   // Findings the commands stored, then those the sections derived; the worst first.
   std::vector<Finding> all;
   for (const store::RunData& run : runs_) {
-    for (const store::Finding& f : run.findings) {
+    for (Finding f : run.findings) {
       Entry entry{&run, f.gpu ? find_gpu(run, *f.gpu) : nullptr, f.gpu.value_or(0)};
-      std::string subject = f.gpu ? entry_label(entry, runs_.size() > 1) : run_label(run);
-      Severity severity = f.severity == store::Severity::error     ? Severity::error
-                          : f.severity == store::Severity::warning ? Severity::warning
-                                                                   : Severity::info;
-      all.push_back({severity, subject, f.text});
+      f.subjects.insert(f.subjects.begin(),
+                        f.gpu ? entry_label(entry, runs_.size() > 1) : run_label(run));
+      all.push_back(std::move(f));
     }
   }
   all.insert(all.end(), findings_.begin(), findings_.end());
-  std::stable_sort(all.begin(), all.end(), [](const Finding& a, const Finding& b) {
-    return static_cast<int>(a.severity) > static_cast<int>(b.severity);
-  });
+  all = analysis::merge_same(std::move(all));
+  analysis::rank(all);
 
   int errors = 0, warnings = 0;
   for (const Finding& f : all) {

@@ -8,11 +8,15 @@
 #include <set>
 #include <tuple>
 
-#include "report/knee.h"
+#include "gpuscope/analysis.h"
 #include "report/report_model.h"
 
 namespace gpuscope::report::detail {
 namespace {
+
+using analysis::find_knee;
+using analysis::Knee;
+using analysis::SweepPoint;
 
 constexpr double kKneeFractions[] = {0.8, 0.9, 0.95};
 

@@ -322,11 +322,15 @@ void add_telemetry_section(ReportBuilder& b) {
                       optional_value(mean(names::kSmActivity)),
                       optional_value(mean(names::kTensorActivity)), optional_value(throttled)});
     if (throttled && *throttled > 0 && !has_throttle_measurements(*e.entry.run)) {
-      b.add_finding({Severity::warning, b.subject(e.entry),
-                     fmt::format("throttled for {} of {} recorded: look for power or thermal "
-                                 "limits in the shaded spans.",
-                                 format_value(*throttled, Unit::seconds),
-                                 format_value(span, Unit::seconds))});
+      b.add_finding({.id = "throttled_while_recorded",
+                     .severity = Severity::warning,
+                     .title = fmt::format("throttled for {} of {} recorded",
+                                          format_value(*throttled, Unit::seconds),
+                                          format_value(span, Unit::seconds)),
+                     .evidence = {{"throttled", *throttled, "s"}, {"recorded", span, "s"}},
+                     .fix = "look for power or thermal limits in the shaded spans.",
+                     .subjects = {b.subject(e.entry)},
+                     .gpu = e.entry.gpu_number});
     }
   }
   s.blocks.push_back(std::move(t));

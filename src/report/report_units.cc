@@ -15,7 +15,7 @@ struct UnitInfo {
   std::string_view display_symbol;  // as people read it
 };
 
-constexpr std::array<UnitInfo, 15> kUnits = {{
+constexpr std::array<UnitInfo, 16> kUnits = {{
     {Unit::none, "", ""},
     {Unit::count, "count", ""},
     {Unit::ratio, "1", "%"},
@@ -24,6 +24,7 @@ constexpr std::array<UnitInfo, 15> kUnits = {{
     {Unit::bytes, "B", "B"},
     {Unit::bytes_per_second, "B/s", "B/s"},
     {Unit::flop_per_second, "FLOP/s", "FLOP/s"},
+    {Unit::op_per_second, "OP/s", "OP/s"},
     {Unit::flop_per_joule, "FLOP/J", "FLOP/J"},
     {Unit::watts, "W", "W"},
     {Unit::joules, "J", "J"},
@@ -45,6 +46,7 @@ bool uses_si_prefix(Unit unit) {
   switch (unit) {
     case Unit::bytes_per_second:
     case Unit::flop_per_second:
+    case Unit::op_per_second:
     case Unit::flop_per_joule:
     case Unit::watts:
     case Unit::joules:

@@ -30,8 +30,9 @@ class ConsoleReporter final : public Reporter {
     if (!findings.empty()) {
       out_ << "\nFindings\n";
       for (const Finding& f : findings) {
+        const std::string subject = analysis::subjects_text(f);
         out_ << fmt::format("  {:<8} {}{}\n", severity_name(f.severity),
-                            f.subject.empty() ? "" : f.subject + ": ", f.text);
+                            subject.empty() ? "" : subject + ": ", analysis::text(f));
       }
     }
     return stream_status(out_, "the console report");

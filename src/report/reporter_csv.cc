@@ -45,7 +45,8 @@ class CsvReporter final : public Reporter {
       begin_block();
       out_ << csv_line({"table", "severity", "subject", "text"});
       for (const Finding& f : findings) {
-        out_ << csv_line({"findings", std::string(severity_name(f.severity)), f.subject, f.text});
+        out_ << csv_line({"findings", std::string(severity_name(f.severity)),
+                          analysis::subjects_text(f), analysis::text(f)});
       }
     }
     return stream_status(out_, "the CSV report");

@@ -61,11 +61,12 @@ class HtmlReporter final : public Reporter {
       body << "<section id=\"findings\"><h2>Findings</h2><ul class=\"findings\">\n";
       for (const Finding& f : findings) {
         std::string_view sev = severity_name(f.severity);
+        const std::string subject = analysis::subjects_text(f);
         body << fmt::format("<li><span class=\"sev {}\">{}</span>{}{}</li>\n", sev, sev,
-                            f.subject.empty() ? std::string()
-                                              : fmt::format("<span class=\"subject\">{}</span>: ",
-                                                            html_escape(f.subject)),
-                            html_escape(f.text));
+                            subject.empty() ? std::string()
+                                            : fmt::format("<span class=\"subject\">{}</span>: ",
+                                                          html_escape(subject)),
+                            html_escape(analysis::text(f)));
       }
       body << "</ul></section>\n";
       toc_.emplace_back("findings", fmt::format("Findings ({})", findings.size()));

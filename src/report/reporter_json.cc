@@ -93,8 +93,21 @@ class JsonReporter final : public Reporter {
     doc_["summary"] = headlines;
     json found = json::array();
     for (const Finding& f : findings) {
-      found.push_back(
-          {{"severity", severity_name(f.severity)}, {"subject", f.subject}, {"text", f.text}});
+      // "subject" and "text" as schema 1 had them; the finding's own fields beside them where
+      // it has any (a document's findings made before analysis::Finding had none).
+      json entry = {{"severity", severity_name(f.severity)},
+                    {"subject", analysis::subjects_text(f)},
+                    {"text", analysis::text(f)}};
+      if (!f.id.empty()) entry["id"] = f.id;
+      json own = analysis::to_json(f);
+      for (const char* key : {"evidence", "expected_speedup", "confidence", "gpu"}) {
+        if (own.contains(key) && !(own[key].is_array() && own[key].empty())) entry[key] = own[key];
+      }
+      if (!f.fix.empty()) {
+        entry["title"] = f.title;
+        entry["fix"] = f.fix;
+      }
+      found.push_back(std::move(entry));
     }
     doc_["findings"] = found;
     doc_["sections"] = json::array();

@@ -54,8 +54,9 @@ class MarkdownReporter final : public Reporter {
     if (!findings.empty()) {
       out_ << "\n## Findings\n\n";
       for (const Finding& f : findings) {
+        const std::string subject = analysis::subjects_text(f);
         out_ << fmt::format("- **{}** {}{}\n", severity_name(f.severity),
-                            f.subject.empty() ? "" : f.subject + ": ", f.text);
+                            subject.empty() ? "" : subject + ": ", analysis::text(f));
       }
     }
     return stream_status(out_, "the Markdown report");

@@ -12,18 +12,6 @@
 
 namespace gpuscope::report {
 
-std::string_view severity_name(Severity severity) {
-  switch (severity) {
-    case Severity::info:
-      return "info";
-    case Severity::warning:
-      return "warning";
-    case Severity::error:
-      return "error";
-  }
-  return "info";
-}
-
 namespace detail {
 
 std::string cell_text(const Value& value, Unit unit) {

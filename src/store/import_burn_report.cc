@@ -56,6 +56,7 @@ Status add_gemm_rows(const json& rows, int gpu, const std::string& where, RunDat
       t["stat"] = stat;
       if (std::string_view(stat) == "median") {
         t["windows"] = r.opt_int("windows").value_or(0);
+        if (auto span = r.opt_number("span_seconds")) t["span_s"] = *span;
         if (auto n = r.opt_int("n")) t["n"] = *n;
         if (r.opt_bool("partial").value_or(false)) t["partial"] = true;
       }
@@ -79,6 +80,7 @@ Status add_gemm_rows(const json& rows, int gpu, const std::string& where, RunDat
     }
     const std::pair<const char*, std::pair<const char*, const char*>> kAggregates[] = {
         {"temperature_max_c", {names::kTemperatureMax, "degC"}},
+        {"temperature_start_c", {names::kTemperatureStart, "degC"}},
         {"power_average_w", {names::kPowerAvg, "W"}},
         {"energy_j", {names::kEnergy, "J"}},
         {"flop_per_joule", {names::kFlopPerJoule, "FLOP/J"}},
@@ -199,23 +201,33 @@ Status add_target(const json& target, int gpu, RunData& data) {
   const json& errors = t.member("errors");
   for (std::size_t k = 0; errors.is_array() && k < errors.size(); ++k) {
     JsonFields e(errors[k], fmt::format("{}.errors[{}]", where, k));
-    data.findings.push_back({gpu, Severity::error, e.opt_text("code").value_or("error"),
-                             fmt::format("{}: {}", label, e.opt_text("message").value_or(""))});
+    data.findings.push_back(
+        {.id = e.opt_text("code").value_or("error"),
+         .severity = Severity::error,
+         .title = fmt::format("{}: {}", label, e.opt_text("message").value_or("")),
+         .gpu = gpu});
   }
   std::string outcome = t.opt_text("outcome").value_or("");
   if (outcome == "failed") {
     data.findings.push_back(
-        {gpu, Severity::error, "worker_failed",
-         fmt::format("{}: {}", label, t.opt_text("failure").value_or("failed"))});
+        {.id = "worker_failed",
+         .severity = Severity::error,
+         .title = fmt::format("{}: {}", label, t.opt_text("failure").value_or("failed")),
+         .gpu = gpu});
   } else if (outcome == "interrupted") {
-    data.findings.push_back({gpu, Severity::warning, "interrupted",
-                             fmt::format("{}: interrupted; what was measured is kept", label)});
+    data.findings.push_back(
+        {.id = "interrupted",
+         .severity = Severity::warning,
+         .title = fmt::format("{}: interrupted; what was measured is kept", label),
+         .gpu = gpu});
   }
   const json& warnings = t.member("warnings");
   for (const json& w : warnings) {
     if (w.is_string()) {
-      data.findings.push_back({gpu, Severity::info, "burn_warning",
-                               fmt::format("{}: {}", label, w.get<std::string>())});
+      data.findings.push_back({.id = "burn_warning",
+                               .severity = Severity::info,
+                               .title = fmt::format("{}: {}", label, w.get<std::string>()),
+                               .gpu = gpu});
     }
   }
   if (!peak.flops_per_s.empty() || peak.memory_bytes_per_s) {
@@ -257,8 +269,10 @@ Result<RunData> run_from_burn_json(const json& report) {
     GPUSCOPE_RETURN_IF_ERROR(add_target(targets[i], static_cast<int>(i), data));
   }
   if (top.opt_bool("interrupted").value_or(false)) {
-    data.findings.push_back({std::nullopt, Severity::warning, "interrupted",
-                             "The burn was interrupted (Ctrl-C): some precisions did not run."});
+    data.findings.push_back(
+        {.id = "interrupted",
+         .severity = Severity::warning,
+         .title = "The burn was interrupted (Ctrl-C): some precisions did not run."});
   }
   GPUSCOPE_RETURN_IF_ERROR(top.status());
   return data;

@@ -69,20 +69,24 @@ void add_gemm_result(JsonFields& f, const json& line, RunData& data) {
                  {"gemms_checked", count("gemms_checked")}}));
     if (!v.value("ok", true)) {
       data.findings.push_back(
-          {0, Severity::error, "verification_failed",
-           fmt::format(
+          {.id = "verification_failed",
+           .severity = Severity::error,
+           .title = fmt::format(
                "{} GEMM results were wrong on GPU 0 ({} mismatched elements, {} NaN, {} "
                "Inf, {} reference tiles failed){}: a healthy GPU repeats itself exactly.",
                precision, count("mismatches"), count("nan_count"), count("inf_count"),
                count("reference_tiles_failed"),
-               line.value("fault_injected", false) ? " — a fault was injected on purpose" : "")});
+               line.value("fault_injected", false) ? " — a fault was injected on purpose" : ""),
+           .gpu = 0});
     }
   }
   if (line.value("partial", false)) {
-    data.findings.push_back({0, Severity::warning, "partial",
-                             fmt::format("The {} burn stopped early (interrupted): its numbers "
-                                         "cover fewer windows than asked for.",
-                                         precision)});
+    data.findings.push_back({.id = "partial",
+                             .severity = Severity::warning,
+                             .title = fmt::format("The {} burn stopped early (interrupted): its "
+                                                  "numbers cover fewer windows than asked for.",
+                                                  precision),
+                             .gpu = 0});
   }
 }
 
@@ -137,12 +141,16 @@ Result<RunData> run_from_burn_worker_lines(const std::vector<json>& lines) {
       // A test of the detection itself: its numbers are not the GPU's, its outcome is.
       bool caught = !line.value("ok", true);
       data.findings.push_back(
-          {0, caught ? Severity::info : Severity::error, "fault_injection",
-           caught ? fmt::format("Fault injection ({}): the corrupted result was detected, as it "
-                                "must be.",
-                                f.text("precision"))
-                  : fmt::format("Fault injection ({}): a corrupted result went UNDETECTED.",
-                                f.text("precision"))});
+          {.id = "fault_injection",
+           .severity = caught ? Severity::info : Severity::error,
+           .title =
+               caught
+                   ? fmt::format("Fault injection ({}): the corrupted result was detected, as it "
+                                 "must be.",
+                                 f.text("precision"))
+                   : fmt::format("Fault injection ({}): a corrupted result went UNDETECTED.",
+                                 f.text("precision")),
+           .gpu = 0});
     } else if (type == "gemm_result") {
       add_gemm_result(f, line, data);
     } else if (type == "skipped") {
@@ -182,8 +190,10 @@ Result<RunData> run_from_burn_worker_lines(const std::vector<json>& lines) {
     } else if (type == "error") {
       std::string code = f.opt_text("code").value_or("error");
       if (code != "verification_failed") {  // already a finding from its gemm_result
-        data.findings.push_back(
-            {0, Severity::error, code, f.opt_text("message").value_or("the burn worker failed")});
+        data.findings.push_back({.id = code,
+                                 .severity = Severity::error,
+                                 .title = f.opt_text("message").value_or("the burn worker failed"),
+                                 .gpu = 0});
       }
     }
     GPUSCOPE_RETURN_IF_ERROR(f.status());

@@ -95,10 +95,13 @@ Result<RunData> run_from_info_json(const json& info) {
       if (!reason.is_string()) continue;
       std::string name = reason.get<std::string>();
       if (name == "gpu_idle" || name == "applications_clocks_setting") continue;
-      data.findings.push_back({g.gpu, Severity::warning, "clock_event_at_rest",
-                               fmt::format("GPU {} reported the clock-event reason {} when `info` "
-                                           "read it (before any load).",
-                                           g.gpu, name)});
+      data.findings.push_back(
+          {.id = "clock_event_at_rest",
+           .severity = Severity::warning,
+           .title = fmt::format("GPU {} reported the clock-event reason {} when `info` read it "
+                                "(before any load).",
+                                g.gpu, name),
+           .gpu = g.gpu});
     }
     run.gpus.push_back(std::move(g));
   }
@@ -109,9 +112,12 @@ Result<RunData> run_from_info_json(const json& info) {
     std::string code = f.opt_text("error").value_or("error");
     std::string message = f.opt_text("message").value_or("");
     GPUSCOPE_RETURN_IF_ERROR(f.status());
-    data.findings.push_back({index, Severity::error, "gpu_failed",
-                             fmt::format("GPU {} could not be read: {} ({})",
-                                         index ? std::to_string(*index) : "?", message, code)});
+    data.findings.push_back(
+        {.id = "gpu_failed",
+         .severity = Severity::error,
+         .title = fmt::format("GPU {} could not be read: {} ({})",
+                              index ? std::to_string(*index) : "?", message, code),
+         .gpu = index});
   }
   return data;
 }

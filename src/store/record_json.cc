@@ -4,38 +4,45 @@
 
 namespace gpuscope::store {
 
-std::string_view severity_name(Severity severity) {
-  switch (severity) {
-    case Severity::info:
-      return "info";
-    case Severity::warning:
-      return "warning";
-    case Severity::error:
-      return "error";
-  }
-  return "info";
-}
-
 Finding gpu_lost_finding(std::optional<int> gpu, std::optional<double> t_s,
                          std::string_view message) {
   std::string when =
       t_s ? fmt::format(" {:.1f} s into the recording", *t_s) : " during the recording";
-  return {
-      gpu, Severity::error, "gpu_lost",
-      fmt::format("GPU {} stopped answering{}{}{}; check `nvidia-smi` and the kernel log (Xid "
-                  "errors) before trusting it again",
-                  gpu ? std::to_string(*gpu) : "?", when, message.empty() ? "" : ": ", message)};
+  Finding finding;
+  finding.id = "gpu_lost";
+  finding.severity = Severity::error;
+  finding.title = fmt::format("GPU {} stopped answering{}{}{}", gpu ? std::to_string(*gpu) : "?",
+                              when, message.empty() ? "" : ": ", message);
+  finding.fix = "check `nvidia-smi` and the kernel log (Xid errors) before trusting it again";
+  finding.gpu = gpu;
+  if (t_s) finding.evidence.push_back({"into the recording", *t_s, "s"});
+  return finding;
 }
 
 namespace detail {
 
 using nlohmann::json;
 
-std::optional<Severity> parse_severity(std::string_view name) {
-  for (Severity s : {Severity::info, Severity::warning, Severity::error}) {
-    if (severity_name(s) == name) return s;
-  }
-  return std::nullopt;
+json finding_details(const Finding& finding) {
+  json details = analysis::to_json(finding);
+  for (const char* kept_apart : {"id", "severity", "title", "gpu"}) details.erase(kept_apart);
+  return details;
+}
+
+bool read_finding_details(const json& details, Finding& finding) {
+  if (!details.is_object()) return false;
+  json whole = details;
+  whole["id"] = "x";  // the code may be empty (version 1 stores); only the rest is read here
+  whole["severity"] = severity_name(finding.severity);
+  whole["title"] = finding.title;
+  std::optional<Finding> read = analysis::finding_from_json(whole);
+  if (!read) return false;
+  finding.evidence = std::move(read->evidence);
+  finding.fix = std::move(read->fix);
+  finding.expected_speedup = read->expected_speedup;
+  finding.confidence = read->confidence;
+  finding.subjects = std::move(read->subjects);
+  return true;
 }
 
 json peak_to_json(const PeakRecord& peak) {

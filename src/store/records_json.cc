@@ -168,9 +168,14 @@ Result<RunData> run_from_json(const json& in, const std::string& where) {
     } else if (f.status().ok()) {
       f.fail("severity", "expected info, warning or error");
     }
-    finding.code = f.opt_text("code").value_or("");
-    finding.text = f.text("text");
+    finding.id = f.opt_text("code").value_or("");
+    finding.title = f.text("text");
     GPUSCOPE_RETURN_IF_ERROR(f.status());
+    if (!detail::read_finding_details(findings[i], finding)) {
+      return Status(Code::data_error, fmt::format("{}.findings[{}]: malformed evidence, fix, "
+                                                  "expected_speedup, confidence or subjects",
+                                                  where, i));
+    }
     data.findings.push_back(std::move(finding));
   }
   return data;
@@ -199,7 +204,10 @@ json runs_to_json(const std::vector<RunData>& runs) {
     }
     json findings = json::array();
     for (const Finding& f : data.findings) {
-      json finding = {{"severity", severity_name(f.severity)}, {"code", f.code}, {"text", f.text}};
+      json finding = detail::finding_details(f);
+      finding["severity"] = severity_name(f.severity);
+      finding["code"] = f.id;
+      finding["text"] = f.title;
       put(finding, "gpu", f.gpu);
       findings.push_back(std::move(finding));
     }

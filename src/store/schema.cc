@@ -108,9 +108,16 @@ DROP INDEX measurements_by_run;
 CREATE INDEX measurements_by_run_name ON measurements (run_id, name);
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Version 3: findings kept whole (gpuscope/analysis.h): evidence with units, the fix, the
+// expected gain, confidence and subjects, as JSON beside the code and the title (`text`).
+constexpr std::string_view kVersion3 = R"sql(
+ALTER TABLE findings ADD COLUMN details TEXT;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, "runs, GPUs, configurations, measurements, telemetry, findings", kVersion1},
     {2, "run labels, finding codes, measurements indexed by name", kVersion2},
+    {3, "findings with evidence, fix, expected gain and subjects", kVersion3},
 }};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "append a migration when bumping kStoreSchemaVersion");

@@ -317,14 +317,15 @@ Status Store::write_telemetry_rows(RunId run, const std::vector<TelemetrySample>
 Status Store::write_finding_rows(RunId run, const std::vector<Finding>& findings) {
   GPUSCOPE_ASSIGN_OR_RETURN(
       Statement insert,
-      db_->prepare(
-          "INSERT INTO findings (run_id, gpu, severity, code, text) VALUES (?, ?, ?, ?, ?)"));
+      db_->prepare("INSERT INTO findings (run_id, gpu, severity, code, text, details) "
+                   "VALUES (?, ?, ?, ?, ?, ?)"));
   for (const Finding& f : findings) {
     insert.bind(1, run)
         .bind(2, f.gpu)
         .bind(3, severity_name(f.severity))
-        .bind(4, f.code)
-        .bind(5, f.text);
+        .bind(4, f.id)
+        .bind(5, f.title)
+        .bind(6, detail::finding_details(f).dump());
     GPUSCOPE_RETURN_IF_ERROR(insert.run());
   }
   return Status{};

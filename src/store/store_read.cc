@@ -20,6 +20,11 @@ std::string_view code_column(int schema) {
   return schema >= 2 ? "code" : "''";
 }
 
+// Version 3 keeps a finding's evidence, fix and subjects as JSON; older stores have none.
+std::string_view details_column(int schema) {
+  return schema >= 3 ? "details" : "NULL";
+}
+
 template <typename Fn>
 Status for_each_row(Statement& stmt, Fn&& fn) {
   for (;;) {
@@ -220,10 +225,10 @@ Result<RunData> Store::load_run(RunId id) const {
   }
   {
     GPUSCOPE_ASSIGN_OR_RETURN(
-        Statement stmt,
-        db_->prepare(
-            fmt::format("SELECT gpu, severity, {}, text FROM findings WHERE run_id = ? ORDER BY id",
-                        code_column(schema_version_))));
+        Statement stmt, db_->prepare(fmt::format(
+                            "SELECT gpu, severity, {}, text, {} FROM findings WHERE run_id = ? "
+                            "ORDER BY id",
+                            code_column(schema_version_), details_column(schema_version_))));
     stmt.bind(1, id);
     GPUSCOPE_RETURN_IF_ERROR(for_each_row(stmt, [&]() -> Status {
       Finding f;
@@ -233,8 +238,15 @@ Result<RunData> Store::load_run(RunId id) const {
         return Status(Code::data_error, fmt::format("a finding has severity '{}'", stmt.text(1)));
       }
       f.severity = *severity;
-      f.code = stmt.text(2);
-      f.text = stmt.text(3);
+      f.id = stmt.text(2);
+      f.title = stmt.text(3);
+      if (!stmt.is_null(4)) {
+        GPUSCOPE_ASSIGN_OR_RETURN(nlohmann::json details,
+                                  detail::parse_json_column(stmt.text(4), "a finding's details"));
+        if (!detail::read_finding_details(details, f)) {
+          return Status(Code::data_error, "a finding's details are malformed");
+        }
+      }
       data.findings.push_back(std::move(f));
       return Status{};
     }));

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/precision.h"
 #include "gpuscope/study.h"
 #include "study/json_file.h"
 
@@ -18,12 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Throttle reasons that mean the GPU slowed down for heat or a hardware signal (a problem),
-// as against sw_power_cap, which dense GEMMs reach on purpose.
-constexpr const char* kBadThrottle[] = {"hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown",
-                                        "hw_power_brake_slowdown"};
-// A throttle shorter than this share of a precision's span is noise, not a finding.
-constexpr double kThrottleShare = 0.05;
+using analysis::Finding;
+using analysis::Severity;
+
 // Pinned host<->device copies below this share of the link's rate are "low".
 constexpr double kHostLinkShare = 0.6;
 
@@ -54,7 +52,16 @@ std::optional<ModeAnswer> mode_answer(const json& j) {
   a.samples_per_second = number(j, "samples_per_second");
   a.joules_per_sample = number(j, "joules_per_sample");
   a.peak_allocated_bytes = number(j, "peak_allocated_bytes");
+  if (j.contains("tied_with") && j["tied_with"].is_array()) {
+    for (const json& mode : j["tied_with"]) {
+      if (mode.is_string()) a.tied_with.push_back(mode.get<std::string>());
+    }
+  }
   return a;
+}
+
+Finding problem(std::optional<int> gpu, Severity severity, std::string id, std::string title) {
+  return {.id = std::move(id), .severity = severity, .title = std::move(title), .gpu = gpu};
 }
 
 std::string gib(std::optional<double> bytes) {
@@ -83,17 +90,42 @@ void add_host_link_problems(const json& target, int gpu, const json* info, Headl
   }
   for (const auto& [direction, rate] : best) {
     if (rate >= kHostLinkShare * *expected) continue;
-    out.problems.push_back(
-        {gpu, "warning", "host_link_low",
-         fmt::format("GPU {}: pinned {} copies reach {:.1f} GB/s at best, {:.0f}% of what a PCIe "
-                     "Gen{} x{} link carries (~{:.1f} GB/s): check the slot, the riser, and the "
-                     "NUMA node the process runs on",
-                     gpu, direction, rate / 1e9, 100 * rate / *expected, *gen, *width,
-                     *expected / 1e9)});
+    out.problems.push_back(problem(
+        gpu, Severity::warning, "host_link_low",
+        fmt::format("GPU {}: pinned {} copies reach {:.1f} GB/s at best, {:.0f}% of what a PCIe "
+                    "Gen{} x{} link carries (~{:.1f} GB/s): check the slot, the riser, and the "
+                    "NUMA node the process runs on",
+                    gpu, direction, rate / 1e9, 100 * rate / *expected, *gen, *width,
+                    *expected / 1e9)));
   }
 }
 
+// A burn row as the rules read it.
+analysis::GemmSpan gemm_span(const json& row, const ComputeAnswer& answer) {
+  analysis::GemmSpan span;
+  span.precision = answer.precision;
+  span.span_s = number(row, "span_seconds");
+  if (row.contains("throttle_seconds") && row["throttle_seconds"].is_object()) {
+    for (const auto& [reason, seconds] : row["throttle_seconds"].items()) {
+      if (seconds.is_number()) span.throttle_s[reason] = seconds.get<double>();
+    }
+  }
+  span.temperature_max_c = number(row, "temperature_max_c");
+  span.fraction_of_peak = answer.fraction;
+  span.peak_flop_per_s = answer.datasheet_flop_per_s;
+  if (row.contains("errors")) span.errors = number(row["errors"], "total");
+  if (text(row, "status") != "measured") span.skipped = answer.note;
+  return span;
+}
+
 }  // namespace
+
+std::string problem_text(const analysis::Finding& problem) {
+  // A finding of the shared rules names what it holds for; the study's own say it in the title.
+  if (problem.subjects.empty()) return analysis::text(problem);
+  return fmt::format("{}{} ({})", problem.gpu ? fmt::format("GPU {} ", *problem.gpu) : "",
+                     analysis::text(problem), analysis::subjects_text(problem));
+}
 
 std::optional<double> pcie_link_bytes_per_s(int generation, int width) {
   // Per lane and direction, after line encoding (8b/10b up to Gen2, 128b/130b from Gen3), less
@@ -129,10 +161,10 @@ void add_info_problems(const json& info, const std::vector<int>& gpus, Headlines
   if (info.contains("failures") && info["failures"].is_array()) {
     for (const json& f : info["failures"]) {
       out.problems.push_back(
-          {f.contains("index") ? std::optional<int>(f.value("index", 0)) : std::nullopt, "error",
-           "gpu_failure",
-           fmt::format("GPU {} did not answer: {}", f.value("index", -1),
-                       text(f, "message").empty() ? f.dump() : text(f, "message"))});
+          problem(f.contains("index") ? std::optional<int>(f.value("index", 0)) : std::nullopt,
+                  Severity::error, "gpu_failure",
+                  fmt::format("GPU {} did not answer: {}", f.value("index", -1),
+                              text(f, "message").empty() ? f.dump() : text(f, "message"))));
     }
   }
   for (int gpu : gpus) {
@@ -143,23 +175,24 @@ void add_info_problems(const json& info, const std::vector<int>& gpus, Headlines
     auto gen = number(pcie, "generation"), gen_max = number(pcie, "generation_max");
     if (width && width_max && *width < *width_max) {
       out.problems.push_back(
-          {gpu, "warning", "pcie_link_degraded",
-           fmt::format("GPU {}: the PCIe link runs x{} of x{} lanes: reseat the card or try "
-                       "another slot; host<->device copies are limited to {:.0f}%",
-                       gpu, *width, *width_max, 100 * *width / *width_max)});
+          problem(gpu, Severity::warning, "pcie_link_degraded",
+                  fmt::format("GPU {}: the PCIe link runs x{} of x{} lanes: reseat the card or try "
+                              "another slot; host<->device copies are limited to {:.0f}%",
+                              gpu, *width, *width_max, 100 * *width / *width_max)));
     }
     if (gen && gen_max && *gen < *gen_max) {
       out.problems.push_back(
-          {gpu, "info", "pcie_link_slow_generation",
-           fmt::format("GPU {}: the PCIe link ran at Gen{} of Gen{} when read (GPUs lower the "
-                       "link speed when idle; compare with the host-link bandwidth measured)",
-                       gpu, *gen, *gen_max)});
+          problem(gpu, Severity::info, "pcie_link_slow_generation",
+                  fmt::format("GPU {}: the PCIe link ran at Gen{} of Gen{} when read (GPUs lower "
+                              "the link speed when idle; compare with the host-link bandwidth "
+                              "measured)",
+                              gpu, *gen, *gen_max)));
     }
     if (auto gpu_gen = number(pcie, "generation_gpu_max");
         gpu_gen && gen_max && *gen_max < *gpu_gen) {
-      out.problems.push_back({gpu, "warning", "pcie_slot_slower_than_gpu",
-                              fmt::format("GPU {} can do PCIe Gen{} but its slot only Gen{}", gpu,
-                                          *gpu_gen, *gen_max)});
+      out.problems.push_back(problem(gpu, Severity::warning, "pcie_slot_slower_than_gpu",
+                                     fmt::format("GPU {} can do PCIe Gen{} but its slot only Gen{}",
+                                                 gpu, *gpu_gen, *gen_max)));
     }
   }
 }
@@ -169,6 +202,7 @@ void add_burn_answers(const json& burn, const json* info, Headlines& out) {
   for (const json& target : burn["targets"]) {
     const int gpu = target.value("gpu_index", 0);
     const json* g = info_gpu(info, gpu);
+    std::vector<analysis::GemmSpan> spans;
     for (const json& row : target.value("gemm", json::array())) {
       ComputeAnswer a;
       a.gpu = gpu;
@@ -188,55 +222,27 @@ void add_burn_answers(const json& burn, const json* info, Headlines& out) {
       if (status != "measured")
         a.note = status + (text(row, "note").empty() ? "" : ": " + text(row, "note"));
       out.compute.push_back(a);
-
-      if (row.contains("errors") && number(row["errors"], "total").value_or(0) > 0) {
-        out.problems.push_back(
-            {gpu, "error", "wrong_results",
-             fmt::format("GPU {}: {} GEMMs gave wrong results ({} bad elements or tiles): the GPU "
-                         "computes incorrectly under load; check `nvidia-smi -q -d ECC` and the "
-                         "kernel log for XID errors",
-                         gpu, a.precision, number(row["errors"], "total").value_or(0))});
-      }
-      const double span = number(row, "span_seconds").value_or(0);
-      if (row.contains("throttle_seconds") && span > 0) {
-        for (const char* reason : kBadThrottle) {
-          double s = number(row["throttle_seconds"], reason).value_or(0);
-          if (s <= kThrottleShare * span) continue;
-          out.problems.push_back(
-              {gpu, "warning", "throttled",
-               fmt::format("GPU {}: {} GEMMs were slowed by {} for {:.1f} s of {:.1f} s: check "
-                           "cooling and airflow (temperature reached {} C)",
-                           gpu, a.precision, reason, s, span,
-                           number(row, "temperature_max_c")
-                               ? fmt::format("{:.0f}", *number(row, "temperature_max_c"))
-                               : "n/a")});
-        }
-      }
+      spans.push_back(gemm_span(row, a));
     }
-    double capped = 0, capped_span = 0;
-    for (const json& row : target.value("gemm", json::array())) {
-      if (!row.contains("throttle_seconds")) continue;
-      capped += number(row["throttle_seconds"], "sw_power_cap").value_or(0);
-      capped_span += number(row, "span_seconds").value_or(0);
+    // The same rules, thresholds and words as the report's (gpuscope/analysis.h).
+    std::optional<double> slowdown;
+    if (g != nullptr && g->contains("temperature")) {
+      slowdown = number((*g)["temperature"], "slowdown_c");
     }
-    if (capped_span > 0 && capped > kThrottleShare * capped_span) {
-      out.problems.push_back(
-          {gpu, "info", "power_capped",
-           fmt::format("GPU {} ran at its power limit for {:.0f}% of the GEMM time (sw_power_cap): "
-                       "normal for dense GEMMs; the rates above are what it sustains at that "
-                       "limit",
-                       gpu, 100 * std::min(1.0, capped / capped_span))});
+    for (Finding& f : analysis::burn_findings(spans, gpu, slowdown)) {
+      if (f.id == "not_measured") continue;  // the compute answers say so (note)
+      out.problems.push_back(std::move(f));
     }
     for (const json& e : target.value("errors", json::array())) {
       const std::string code = text(e, "code");
       if (code == "verification_failed") continue;  // reported per precision above
-      out.problems.push_back({gpu, "error", code.empty() ? "burn_error" : code,
-                              fmt::format("GPU {}: burn: {}", gpu, text(e, "message"))});
+      out.problems.push_back(problem(gpu, Severity::error, code.empty() ? "burn_error" : code,
+                                     fmt::format("GPU {}: burn: {}", gpu, text(e, "message"))));
     }
     const std::string failure = text(target, "failure");
     if (!failure.empty()) {
-      out.problems.push_back(
-          {gpu, "error", "burn_failed", fmt::format("GPU {}: burn: {}", gpu, failure)});
+      out.problems.push_back(problem(gpu, Severity::error, "burn_failed",
+                                     fmt::format("GPU {}: burn: {}", gpu, failure)));
     }
     add_host_link_problems(target, gpu, info, out);
   }
@@ -259,9 +265,9 @@ void add_guard_problems(const json& bench_document, int gpu, Headlines& out) {
   for (const bench::GuardRun& g : result->guards) {
     if (!bench::verdict_is_bad(g.result.verdict)) continue;
     out.problems.push_back(
-        {gpu, "warning", "convergence_guard",
-         fmt::format("{} {} training: {} ({}); do not train in this mode as it is", g.model, g.mode,
-                     g.result.reason, bench::verdict_name(g.result.verdict))});
+        problem(gpu, Severity::warning, "convergence_guard",
+                fmt::format("{} {} training: {} ({}); do not train in this mode as it is", g.model,
+                            g.mode, g.result.reason, bench::verdict_name(g.result.verdict))));
   }
 }
 
@@ -308,12 +314,13 @@ Headlines compute_headlines(const State& state, const fs::path& dir) {
     if (it == state.steps.end()) continue;
     const StepRecord& r = it->second;
     if (r.status == StepStatus::failed) {
-      out.problems.push_back({step.gpu, "error", "step_failed",
-                              fmt::format("step {} failed: {}{}", step.id, r.message,
-                                          r.log_path.empty() ? "" : " (log: " + r.log_path + ")")});
+      out.problems.push_back(
+          problem(step.gpu, Severity::error, "step_failed",
+                  fmt::format("step {} failed: {}{}", step.id, r.message,
+                              r.log_path.empty() ? "" : " (log: " + r.log_path + ")")));
     } else if (r.status == StepStatus::skipped && !step.skip_reason) {
-      out.problems.push_back({step.gpu, "info", "step_skipped",
-                              fmt::format("step {} skipped: {}", step.id, r.message)});
+      out.problems.push_back(problem(step.gpu, Severity::info, "step_skipped",
+                                     fmt::format("step {} skipped: {}", step.id, r.message)));
     }
     if (r.json_path.empty()) continue;
     auto doc = read_json(dir / r.json_path);
@@ -335,7 +342,8 @@ json mode_json(const std::optional<ModeAnswer>& m) {
   return {{"mode", m->mode},
           {"samples_per_second", optional_number(m->samples_per_second)},
           {"joules_per_sample", optional_number(m->joules_per_sample)},
-          {"peak_allocated_bytes", optional_number(m->peak_allocated_bytes)}};
+          {"peak_allocated_bytes", optional_number(m->peak_allocated_bytes)},
+          {"tied_with", m->tied_with}};
 }
 
 std::string mode_text(const std::optional<ModeAnswer>& m, bool energy) {
@@ -344,6 +352,10 @@ std::string mode_text(const std::optional<ModeAnswer>& m, bool energy) {
   if (m->samples_per_second) t += fmt::format(" {:.0f} samples/s", *m->samples_per_second);
   if (energy && m->joules_per_sample) t += fmt::format(", {:.3g} J/sample", *m->joules_per_sample);
   t += ", " + gib(m->peak_allocated_bytes);
+  for (std::size_t i = 0; i < m->tied_with.size(); ++i) {
+    t += (i == 0 ? "; a tie with " : ", ") + m->tied_with[i];
+  }
+  if (!m->tied_with.empty()) t += " (within the measured spread)";
   return t;
 }
 
@@ -390,11 +402,13 @@ json summary_to_json(const State& state, const Headlines& h, const fs::path& dir
                       {"smallest_memory", mode_json(m.smallest_memory)}});
   }
   json problems = json::array();
-  for (const Problem& p : h.problems) {
-    problems.push_back({{"gpu", p.gpu ? json(*p.gpu) : json()},
-                        {"severity", p.severity},
-                        {"code", p.code},
-                        {"text", p.text}});
+  for (const Finding& p : h.problems) {
+    // "code" and "text" as summary schema 1 had them, beside the finding's own fields.
+    json entry = analysis::to_json(p);
+    entry["gpu"] = p.gpu ? json(*p.gpu) : json();
+    entry["code"] = p.id;
+    entry["text"] = problem_text(p);
+    problems.push_back(std::move(entry));
   }
   return {
       {"schema_version", kSummarySchemaVersion},
@@ -422,8 +436,8 @@ std::string headlines_text(const State& state, const Headlines& h) {
                          c.note.empty() ? "n/a" : c.note);
       continue;
     }
-    out << fmt::format("  GPU {} {:<5} {:>8.1f} TFLOP/s", c.gpu, c.precision,
-                       *c.achieved_flop_per_s / 1e12);
+    out << fmt::format("  GPU {} {:<5} {:>8.1f} T{}", c.gpu, c.precision,
+                       *c.achieved_flop_per_s / 1e12, rate_unit(c.precision));
     if (c.datasheet_flop_per_s) {
       out << fmt::format(" of {:.1f} datasheet", *c.datasheet_flop_per_s / 1e12);
     }
@@ -447,14 +461,14 @@ std::string headlines_text(const State& state, const Headlines& h) {
   }
   out << "\nProblems found:\n";
   bool none = true;
-  for (const Problem& p : h.problems) {
-    if (p.severity == "info") continue;
+  for (const Finding& p : h.problems) {
+    if (p.severity == Severity::info) continue;
     none = false;
-    out << fmt::format("  [{}] {}\n", p.severity, p.text);
+    out << fmt::format("  [{}] {}\n", analysis::severity_name(p.severity), problem_text(p));
   }
   if (none) out << "  none\n";
-  for (const Problem& p : h.problems) {
-    if (p.severity == "info") out << fmt::format("  note: {}\n", p.text);
+  for (const Finding& p : h.problems) {
+    if (p.severity == Severity::info) out << fmt::format("  note: {}\n", problem_text(p));
   }
   return out.str();
 }

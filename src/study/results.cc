@@ -2,6 +2,7 @@
 // the sample study that ships with gpuscope.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -110,12 +111,6 @@ report::Section study_section(const State& state, const Headlines& h) {
   return section;
 }
 
-report::Severity severity_of(const std::string& name) {
-  if (name == "error") return report::Severity::error;
-  if (name == "warning") return report::Severity::warning;
-  return report::Severity::info;
-}
-
 // The files whose runs go into the store: info and burn documents, bench's own store.
 std::vector<std::string> run_sources(const State& state, const fs::path& dir) {
   std::vector<std::string> paths;
@@ -186,13 +181,22 @@ Status write_results(const State& state, const Headlines& headlines, const fs::p
   options.command_line = state.command_line;
   report::Document document = report::build_report(runs, options);
   document.sections.insert(document.sections.begin(), study_section(state, headlines));
-  for (const Problem& p : headlines.problems) {
-    document.findings.push_back(
-        {severity_of(p.severity), p.gpu ? fmt::format("GPU {}", *p.gpu) : "study", p.text});
+  for (const analysis::Finding& p : headlines.problems) {
+    // The report made burn's findings from the same runs with the same rules: once is enough.
+    const bool reported =
+        std::any_of(document.findings.begin(), document.findings.end(),
+                    [&](const analysis::Finding& f) { return f.id == p.id && f.gpu == p.gpu; });
+    if (reported) continue;
+    analysis::Finding finding = p;
+    finding.subjects.insert(finding.subjects.begin(),
+                            p.gpu ? fmt::format("GPU {}", *p.gpu) : "study");
+    document.findings.push_back(std::move(finding));
   }
   for (const std::string& u : unreadable) {
-    document.findings.push_back(
-        {report::Severity::warning, "study", "a step output could not be read: " + u});
+    document.findings.push_back({.id = "unreadable_output",
+                                 .severity = report::Severity::warning,
+                                 .title = "a step output could not be read: " + u,
+                                 .subjects = {"study"}});
   }
   return report::write_document_file(document, "html", (dir / "report.html").string());
 }

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuscope/analysis.h"
 #include "gpuscope/sweep.h"
-#include "report/knee.h"
 
 namespace gpuscope::sweep {
 namespace {
@@ -92,10 +92,10 @@ void compute_answers(SweepResult& result) {
   result.recommendation.reset();
   if (measured.empty()) return;
 
-  std::vector<report::detail::SweepPoint> curve;
+  std::vector<analysis::SweepPoint> curve;
   for (const Point* p : measured) curve.push_back({p->limit_w, p->samples_per_second});
   for (double fraction : kFractions) {
-    if (const auto knee = report::detail::find_knee(curve, fraction)) {
+    if (const auto knee = analysis::find_knee(curve, fraction)) {
       result.knees.push_back({fraction, knee->power_limit_w, knee->at_lowest_limit});
     }
   }

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuscope/analysis.h"
 #include "gpuscope/sweep.h"
-#include "report/knee.h"
 
 namespace gpuscope::sweep {
 
@@ -35,7 +35,7 @@ Result<std::vector<double>> plan_limits(double min_w, double max_w,
 
 std::vector<double> refine_limits(const std::vector<Point>& points,
                                   const std::vector<double>& fractions, double resolution_w) {
-  std::vector<report::detail::SweepPoint> measured;
+  std::vector<analysis::SweepPoint> measured;
   for (const Point& p : points) {
     if (!p.skipped) measured.push_back({p.limit_w, p.samples_per_second});
   }
@@ -43,7 +43,7 @@ std::vector<double> refine_limits(const std::vector<Point>& points,
             [](const auto& a, const auto& b) { return a.power_limit_w < b.power_limit_w; });
   std::vector<double> extra;
   for (double fraction : fractions) {
-    const auto knee = report::detail::find_knee(measured, fraction);
+    const auto knee = analysis::find_knee(measured, fraction);
     if (!knee || knee->at_lowest_limit) continue;
     // The measured limits on either side of the knee.
     const auto above =

@@ -157,3 +157,46 @@ TEST(Answers, WhatEachKnobBought) {
 
 }  // namespace
 }  // namespace gpuscope::bench
+
+namespace gpuscope::bench {
+namespace {
+
+Row measured_row(const std::string& mode, double samples_per_second, double joules_per_sample,
+                 double spread) {
+  Row r;
+  r.spec.model = "resnet50";
+  r.spec.task = "train";
+  r.spec.mode = mode;
+  r.samples_per_second = samples_per_second;
+  r.energy_per_sample_j = joules_per_sample;
+  r.step_relative_spread = spread;
+  return r;
+}
+
+// Two quick studies an hour apart named amp_bf16 and then bf16 the most efficient ResNet-50
+// training mode, 1 % apart: within the rows' measured spread that is a tie, and is said so.
+TEST(BenchAnswers, AWinWithinTheMeasuredSpreadIsATie) {
+  auto answers = compute_answers({measured_row("fp32", 900, 0.80, 0.02),
+                                  measured_row("amp_bf16", 2500, 0.280, 0.03),
+                                  measured_row("bf16", 2475, 0.2828, 0.02)});
+  ASSERT_EQ(answers.size(), 1u);
+  const Answer& a = answers[0];
+  ASSERT_TRUE(a.fastest && a.most_efficient);
+  EXPECT_EQ(a.fastest->mode, "amp_bf16");
+  EXPECT_THAT(a.fastest->tied_with, ::testing::ElementsAre("bf16"));
+  EXPECT_EQ(a.most_efficient->mode, "amp_bf16");
+  EXPECT_THAT(a.most_efficient->tied_with, ::testing::ElementsAre("bf16"));
+  EXPECT_THAT(a.knob_effects, ::testing::IsEmpty());
+
+  // Far beyond the spread: a clear winner.
+  auto clear = compute_answers(
+      {measured_row("fp32", 900, 0.80, 0.02), measured_row("amp_bf16", 2500, 0.280, 0.03)});
+  EXPECT_THAT(clear[0].fastest->tied_with, ::testing::IsEmpty());
+  BenchResult result;
+  result.answers = answers;
+  const nlohmann::json doc = bench_to_json(result);
+  EXPECT_EQ(doc["answers"][0]["fastest"]["tied_with"], nlohmann::json::array({"bf16"}));
+}
+
+}  // namespace
+}  // namespace gpuscope::bench

@@ -150,8 +150,8 @@ TEST(BenchStore, RowsGoIntoTheStoreInTheReportsNames) {
   EXPECT_EQ(energy, 2);
   EXPECT_EQ(loss, 3 + 2);  // the NaN step is left out
   ASSERT_EQ(run->findings.size(), 1u);
-  EXPECT_EQ(run->findings[0].code, "convergence_guard");
-  EXPECT_THAT(run->findings[0].text, HasSubstr("vit_b16 fp16 nan"));
+  EXPECT_EQ(run->findings[0].id, "convergence_guard");
+  EXPECT_THAT(run->findings[0].title, HasSubstr("vit_b16 fp16 nan"));
 }
 
 }  // namespace

@@ -542,7 +542,7 @@ TEST(CliMonitor, ALostGpuIsAFindingInTheStoreAndTheReport) {
   auto loaded = (*opened)->load_run(runs->front().id);
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
   ASSERT_EQ(loaded->findings.size(), 1u);
-  EXPECT_EQ(loaded->findings[0].code, "gpu_lost");
+  EXPECT_EQ(loaded->findings[0].id, "gpu_lost");
   EXPECT_EQ(loaded->findings[0].gpu, 1);
   EXPECT_EQ(loaded->findings[0].severity, store::Severity::error);
 

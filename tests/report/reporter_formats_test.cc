@@ -41,9 +41,13 @@ Document sample_document() {
        Tone::warning},
   };
   doc.findings = {
-      {Severity::error, "H100 80GB HBM3 · GPU 0", "bf16 results were wrong: 2 elements"},
-      {Severity::warning, "H100 80GB HBM3 · GPU 0", "throttled for 3.0 s (sw_power_cap)"},
-      {Severity::info, "", "fp8 was not measured: needs \"cc 8.9\", or newer"},
+      {.severity = Severity::error,
+       .title = "bf16 results were wrong: 2 elements",
+       .subjects = {"H100 80GB HBM3 · GPU 0"}},
+      {.severity = Severity::warning,
+       .title = "throttled for 3.0 s (sw_power_cap)",
+       .subjects = {"H100 80GB HBM3 · GPU 0"}},
+      {.severity = Severity::info, .title = "fp8 was not measured: needs \"cc 8.9\", or newer"},
   };
   Section burn;
   burn.key = "burn";

@@ -45,7 +45,7 @@ void expect_v1_data(const RunData& run) {
   EXPECT_THAT(run.telemetry[0].values, ::testing::ElementsAre(75.0, 699.5, 700.0));
   ASSERT_EQ(run.findings.size(), 1u);
   EXPECT_EQ(run.findings[0].severity, Severity::warning);
-  EXPECT_EQ(run.findings[0].code, "");  // version 1 had no codes
+  EXPECT_EQ(run.findings[0].id, "");  // version 1 had no codes
 }
 
 TEST(MigrationTest, MigrationsAreNumberedInOrder) {
@@ -92,7 +92,8 @@ TEST(MigrationTest, VersionOneStoreIsMigratedWithItsDataIntact) {
     auto back = (*store)->load_run(*id);
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(back->run.label, "before the fan swap");
-    EXPECT_EQ(back->findings[0].code, "throttled");
+    EXPECT_EQ(back->findings[0].id, "throttled");
+    EXPECT_EQ(back->findings[0].subjects, labelled.findings[0].subjects);  // what version 3 added
   }
   auto db = detail::Database::open(path, detail::Database::Mode::read_only);
   ASSERT_TRUE(db.ok());

@@ -31,7 +31,8 @@ TEST(ResultFileTest, RecordsRoundTripThroughJson) {
   EXPECT_EQ(runs_to_json(*runs), runs_to_json({sample}));
   EXPECT_EQ(back.run.gpus[0].peak->flops_per_s, sample.run.gpus[0].peak->flops_per_s);
   EXPECT_FALSE(back.measurements[1].value.has_value());
-  EXPECT_EQ(back.findings[0].code, "throttled");
+  EXPECT_EQ(back.findings[0].id, "throttled");
+  EXPECT_EQ(analysis::to_json(back.findings[0]), analysis::to_json(sample.findings[0]));
 }
 
 TEST(ResultFileTest, RecordsFromJsonGoIntoAStore) {
@@ -200,7 +201,7 @@ TEST(ResultFileTest, BurnWorkerLinesReportVerificationErrors) {
   const RunData& run = (*runs)[0];
   ASSERT_EQ(run.findings.size(), 1u) << "one finding for one failure";
   EXPECT_EQ(run.findings[0].severity, Severity::error);
-  EXPECT_EQ(run.findings[0].code, "verification_failed");
+  EXPECT_EQ(run.findings[0].id, "verification_failed");
   bool skipped = false;
   for (const Measurement& m : run.measurements) {
     if (m.tags.value("precision", "") == "fp8") {

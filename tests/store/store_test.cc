@@ -87,8 +87,10 @@ void expect_same_run(const RunData& got, const RunData& want) {
   for (std::size_t i = 0; i < got.findings.size(); ++i) {
     EXPECT_EQ(got.findings[i].gpu, want.findings[i].gpu);
     EXPECT_EQ(got.findings[i].severity, want.findings[i].severity);
-    EXPECT_EQ(got.findings[i].code, want.findings[i].code);
-    EXPECT_EQ(got.findings[i].text, want.findings[i].text);
+    EXPECT_EQ(got.findings[i].id, want.findings[i].id);
+    EXPECT_EQ(got.findings[i].title, want.findings[i].title);
+    // Schema 3 keeps a finding whole: evidence, fix, expected gain, confidence, subjects.
+    EXPECT_EQ(analysis::to_json(got.findings[i]), analysis::to_json(want.findings[i]));
   }
 }
 

@@ -103,8 +103,17 @@ inline RunData sample_run() {
       {0, names::kPowerW, "W", {0, 0.5, 1.0}, {75.5, 690.25, 700}},
       {1, names::kTemperatureC, "degC", {0.1, 0.6}, {44, 61}},
   };
-  data.findings = {{0, Severity::warning, "throttled", "bf16 was throttled for 3 s"},
-                   {std::nullopt, Severity::info, "", "a note about the whole run"}};
+  data.findings = {
+      {.id = "throttled",
+       .severity = Severity::warning,
+       .title = "bf16 was throttled for 3 s",
+       .evidence = {{"sw_thermal_slowdown", 3, "s"}, {"temperature reached", 86, "degC"}},
+       .fix = "check cooling and airflow",
+       .expected_speedup = analysis::GainRange{1.02, 1.1},
+       .confidence = analysis::Confidence::high,
+       .subjects = {"bf16", "fp8"},
+       .gpu = 0},
+      {.severity = Severity::info, .title = "a note about the whole run"}};
   return data;
 }
 

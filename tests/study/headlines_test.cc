@@ -29,9 +29,9 @@ json recorded_burn() {
   return fixture("burn/h100_burn_recorded_2026-11-22.json");
 }
 
-const Problem* find_problem(const Headlines& h, const std::string& code) {
-  for (const Problem& p : h.problems) {
-    if (p.code == code) return &p;
+const analysis::Finding* find_problem(const Headlines& h, const std::string& code) {
+  for (const analysis::Finding& p : h.problems) {
+    if (p.id == code) return &p;
   }
   return nullptr;
 }
@@ -53,9 +53,9 @@ TEST(StudyHeadlines, AchievedVsDatasheetFromTheRecordedBurn) {
   // The recorded run was at its power cap the whole time: a note, not a problem; nothing else.
   EXPECT_EQ(find_problem(h, "throttled"), nullptr);
   ASSERT_EQ(h.problems.size(), 1u);
-  EXPECT_EQ(h.problems[0].code, "power_capped");
-  EXPECT_EQ(h.problems[0].severity, "info");
-  EXPECT_THAT(h.problems[0].text, HasSubstr("for 99% of the GEMM time"));
+  EXPECT_EQ(h.problems[0].id, "power_capped");
+  EXPECT_EQ(h.problems[0].severity, analysis::Severity::info);
+  EXPECT_THAT(problem_text(h.problems[0]), HasSubstr("for 99% of the GEMM time"));
 }
 
 TEST(StudyHeadlines, DatasheetFromTheFractionWithoutInfo) {
@@ -73,15 +73,15 @@ TEST(StudyHeadlines, ThermalThrottlingAndWrongResultsAreProblems) {
   bf16["errors"]["total"] = 3;
   Headlines h;
   add_burn_answers(burn, nullptr, h);
-  const Problem* throttled = find_problem(h, "throttled");
+  const analysis::Finding* throttled = find_problem(h, "throttled");
   ASSERT_NE(throttled, nullptr);
-  EXPECT_EQ(throttled->severity, "warning");
-  EXPECT_THAT(throttled->text, HasSubstr("hw_thermal_slowdown"));
-  EXPECT_THAT(throttled->text, HasSubstr("bf16"));
-  const Problem* wrong = find_problem(h, "wrong_results");
+  EXPECT_EQ(throttled->severity, analysis::Severity::warning);
+  EXPECT_THAT(problem_text(*throttled), HasSubstr("hw_thermal_slowdown"));
+  EXPECT_THAT(problem_text(*throttled), HasSubstr("bf16"));
+  const analysis::Finding* wrong = find_problem(h, "wrong_results");
   ASSERT_NE(wrong, nullptr);
-  EXPECT_EQ(wrong->severity, "error");
-  EXPECT_THAT(wrong->text, HasSubstr("XID"));
+  EXPECT_EQ(wrong->severity, analysis::Severity::error);
+  EXPECT_THAT(problem_text(*wrong), HasSubstr("XID"));
 }
 
 TEST(StudyHeadlines, LowHostLinkAgainstTheLinkGeneration) {
@@ -100,11 +100,11 @@ TEST(StudyHeadlines, LowHostLinkAgainstTheLinkGeneration) {
   Headlines h;
   add_burn_answers(burn, &info, h);
   int low = 0;
-  for (const Problem& p : h.problems) {
-    if (p.code != "host_link_low") continue;
+  for (const analysis::Finding& p : h.problems) {
+    if (p.id != "host_link_low") continue;
     ++low;
-    EXPECT_THAT(p.text, HasSubstr("pinned d2h copies reach 12.0 GB/s at best"));
-    EXPECT_THAT(p.text, HasSubstr("Gen5 x16"));
+    EXPECT_THAT(problem_text(p), HasSubstr("pinned d2h copies reach 12.0 GB/s at best"));
+    EXPECT_THAT(problem_text(p), HasSubstr("Gen5 x16"));
   }
   EXPECT_EQ(low, 1);
 }
@@ -114,10 +114,10 @@ TEST(StudyHeadlines, PcieLinkNotAtFullWidth) {
   info["gpus"][0]["pcie"]["width"] = 8;
   Headlines h;
   add_info_problems(info, {0}, h);
-  const Problem* p = find_problem(h, "pcie_link_degraded");
+  const analysis::Finding* p = find_problem(h, "pcie_link_degraded");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->severity, "warning");
-  EXPECT_THAT(p->text, HasSubstr("x8 of x16"));
+  EXPECT_EQ(p->severity, analysis::Severity::warning);
+  EXPECT_THAT(problem_text(*p), HasSubstr("x8 of x16"));
   Headlines recorded;
   add_info_problems(recorded_info(), {0}, recorded);
   EXPECT_TRUE(recorded.problems.empty());
@@ -196,7 +196,7 @@ TEST(StudyHeadlines, FromTheShippedSampleStudy) {
   EXPECT_THAT(text, HasSubstr("Problems found:\n  [warning] vit_b16 fp16 training: the loss is "
                               "not finite from step 4 on (nan); do not train in this mode"));
   EXPECT_EQ(std::count_if(h.problems.begin(), h.problems.end(),
-                          [](const Problem& p) { return p.code == "convergence_guard"; }),
+                          [](const analysis::Finding& p) { return p.id == "convergence_guard"; }),
             3);
   EXPECT_THAT(text, HasSubstr("note: GPU 0 ran at its power limit for 86% of the GEMM time"));
   // A tie in memory goes to the mode that trains: bf16, not the diverging fp16.
@@ -251,10 +251,10 @@ TEST(StudyHeadlines, FailedStepsAreProblems) {
   state.steps["sweep-gpu0"] = skipped;  // planned skip: not a problem
   Headlines h = compute_headlines(state, ::testing::TempDir());
   ASSERT_EQ(h.problems.size(), 2u);
-  EXPECT_EQ(h.problems[0].code, "step_failed");
-  EXPECT_THAT(h.problems[0].text, HasSubstr("steps/burn-gpu0.log"));
-  EXPECT_EQ(h.problems[1].code, "step_skipped");
-  EXPECT_EQ(h.problems[1].severity, "info");
+  EXPECT_EQ(h.problems[0].id, "step_failed");
+  EXPECT_THAT(problem_text(h.problems[0]), HasSubstr("steps/burn-gpu0.log"));
+  EXPECT_EQ(h.problems[1].id, "step_skipped");
+  EXPECT_EQ(h.problems[1].severity, analysis::Severity::info);
 }
 
 TEST(StudyHeadlines, SummaryJsonSchemaIsPinned) {

@@ -1,8 +1,8 @@
-#include "report/knee.h"
+#include "gpuscope/analysis.h"
 
 #include <algorithm>
 
-namespace gpuscope::report::detail {
+namespace gpuscope::analysis {
 
 std::optional<Knee> find_knee(std::vector<SweepPoint> points, double fraction) {
   std::sort(points.begin(), points.end(), [](const SweepPoint& a, const SweepPoint& b) {
@@ -27,4 +27,4 @@ std::optional<Knee> find_knee(std::vector<SweepPoint> points, double fraction) {
   return std::nullopt;  // unreachable: the best point reaches every fraction <= 1
 }
 
-}  // namespace gpuscope::report::detail
+}  // namespace gpuscope::analysis

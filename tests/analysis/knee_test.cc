@@ -4,10 +4,10 @@
 
 #include <map>
 
+#include "gpuscope/analysis.h"
 #include "gpuscope/store.h"
-#include "report/knee.h"
 
-namespace gpuscope::report::detail {
+namespace gpuscope::analysis {
 namespace {
 
 TEST(KneeTest, InterpolatesBetweenTheLimitsAroundTheCrossing) {
@@ -73,4 +73,4 @@ TEST(KneeTest, SeedZeroKneesComeBackFromTheSweepFixture) {
 }
 
 }  // namespace
-}  // namespace gpuscope::report::detail
+}  // namespace gpuscope::analysis
