@@ -53,18 +53,6 @@ report::Series named(std::string name) {
   return s;
 }
 
-report::Severity report_severity(Severity s) {
-  switch (s) {
-    case Severity::error:
-      return report::Severity::error;
-    case Severity::warning:
-      return report::Severity::warning;
-    case Severity::info:
-      break;
-  }
-  return report::Severity::info;
-}
-
 report::Chart per_step_chart(const ProcessDiagnosis& p) {
   report::Chart c;
   c.key = "diagnose_steps_" + std::to_string(p.pid);
@@ -209,9 +197,9 @@ report::Document diagnosis_document(const Diagnosis& d) {
                            report::Tone::neutral});
   }
   for (const Finding& f : d.findings) {
-    std::string text = f.title;
-    if (f.expected_speedup) text += " (expected speed-up " + gain_text(f) + ")";
-    doc.findings.push_back({report_severity(f.severity), subjects_list(f), text});
+    Finding shown = f;  // the report's findings are the same type
+    if (f.expected_speedup) shown.title += " (expected speed-up " + gain_text(f) + ")";
+    doc.findings.push_back(std::move(shown));
   }
 
   report::Section findings{"diagnose", "Findings, most gain first", "", {}};
@@ -294,16 +282,9 @@ store::RunData diagnosis_run_data(const Diagnosis& d, double started_unix_s, dou
       data.measurements.push_back(
           {f.gpu, "", "expected_speedup_high", f.expected_speedup->high, "1", {{"finding", f.id}}});
     }
-    store::Finding sf;
-    sf.gpu = f.gpu && gpus.count(*f.gpu) ? f.gpu : std::nullopt;
-    sf.severity = f.severity == Severity::error     ? store::Severity::error
-                  : f.severity == Severity::warning ? store::Severity::warning
-                                                    : store::Severity::info;
-    sf.code = f.id;
-    sf.text = f.title;
-    if (f.expected_speedup) sf.text += " (expected speed-up " + gain_text(f) + ")";
-    sf.text += ". Fix: " + f.fix;
-    data.findings.push_back(std::move(sf));
+    Finding stored = f;  // the store keeps the whole finding (evidence, fix, gain)
+    stored.gpu = f.gpu && gpus.count(*f.gpu) ? f.gpu : std::nullopt;
+    data.findings.push_back(std::move(stored));
   }
   return data;
 }

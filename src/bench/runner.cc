@@ -74,8 +74,8 @@ class BenchRun {
     row.spec = spec;
     const double t0 = sampler_ ? sampler_->now_s() : 0;
     // A data-parallel row runs on GPUs 0..gpus-1 (rank r on cuda:r): no --device.
-    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), spec.gpus > 1 ? 0 : o_.gpu,
-                               o_.mig, o_.row_timeout_s, sampler_);
+    ChildRun child = run_child(o_.torch_bin, spec.torch_args(), spec.gpus > 1 ? 0 : o_.gpu, o_.mig,
+                               o_.row_timeout_s, sampler_);
     *interrupted = child.end.interrupted;
     if (!child.end.started()) {
       row.skipped = true;

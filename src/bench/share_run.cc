@@ -357,7 +357,7 @@ Result<ShareResult> run_share(const nvml::Session* session, const ShareWorkload&
 
   std::unique_ptr<detail::RowSampler> sampler;
   if (session) {
-    auto started = detail::RowSampler::start(*session, o.gpu, o.interval_ms);
+    auto started = detail::RowSampler::start(*session, o.gpu, std::nullopt, o.interval_ms);
     if (!started.ok()) {
       if (started.code() == Code::invalid_argument) return started.status();
       result.warnings.push_back("no telemetry (power, energy): " + started.status().message());

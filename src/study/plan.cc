@@ -226,9 +226,9 @@ Result<std::vector<Step>> build_plan(const Options& options, const Machine& mach
       // Whether this GPU is better shared (issue 17): small-batch training leaves much of a big
       // GPU idle. ~1.5 min per model on an H100 (6 trials, each a few seconds of start-up).
       Step share;
-      share.id = "share-gpu" + index;
+      share.id = "share-" + where;
       share.kind = StepKind::bench;
-      share.gpu = gpu.index;
+      share.gpu = static_cast<int>(gpu.gpu_index);
       share.title = "share " + gpu_title(gpu) + ": 1, 2, 4 training copies, time-sliced and MPS";
       share.args = {"bench",         "--model", "resnet50,vit_b16,gpt2",
                     "--task",        "train",   "--mode",

@@ -192,7 +192,7 @@ TEST(Diagnose, ConsoleAndDocumentPutTheTopFindingFirst) {
   ASSERT_GE(doc.sections.size(), 2u);
   EXPECT_EQ(doc.sections.front().key, "diagnose");
   ASSERT_FALSE(doc.findings.empty());
-  EXPECT_NE(doc.findings.front().text.find(d->findings.front().title), std::string::npos);
+  EXPECT_NE(doc.findings.front().title.find(d->findings.front().title), std::string::npos);
   int charts = 0;
   for (const report::Block& b : doc.sections[1].blocks)
     charts += std::holds_alternative<report::Chart>(b);
@@ -205,7 +205,7 @@ TEST(Diagnose, StoreRunHoldsTheFindings) {
   store::RunData run = diagnosis_run_data(*d, 100, 110, "gpuscope diagnose X");
   EXPECT_EQ(run.run.kind, "diagnose");
   ASSERT_EQ(run.findings.size(), d->findings.size());
-  EXPECT_EQ(run.findings.front().code, d->findings.front().id);
+  EXPECT_EQ(run.findings.front().id, d->findings.front().id);
   bool step = false;
   for (const store::Measurement& m : run.measurements) step = step || m.name == "step_time_s";
   EXPECT_TRUE(step);

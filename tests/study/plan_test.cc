@@ -78,7 +78,7 @@ TEST(StudyPlan, BenchFollowsTheBenchContract) {
 TEST(StudyPlan, FullSharesTheGpu) {
   Options full;
   full.level = Level::full;
-  Machine one{"node1", {{0, "GPU-aaa", "NVIDIA H100 80GB HBM3"}}};
+  Machine one{"node1", {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3")}};
   auto plan = build_plan(full, one);
   ASSERT_TRUE(plan.ok());
   EXPECT_THAT(ids(*plan),

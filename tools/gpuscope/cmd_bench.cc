@@ -6,6 +6,7 @@
 //                [--share N,.. [--share-mode M,..] [--mps-thread-percentage P] [--mps-daemon D]]
 //                (with --share and no row: -- CMD is the command to share; cmd_bench_share.cc)
 #include <fmt/format.h>
+#include <algorithm>
 
 #include <fstream>
 #include <iostream>
@@ -109,8 +110,31 @@ Result<std::vector<bench::RowSpec>> rows_from(const BenchArgs& a) {
   return rows;
 }
 
+// The whole GPU that --share runs on (its MIG instances are --share-mode mig's copies).
+Result<unsigned> share_gpu(const std::string& selector) {
+  if (!selector.empty() &&
+      std::all_of(selector.begin(), selector.end(),
+                  [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+      selector.size() <= 9) {
+    return static_cast<unsigned>(std::stoul(selector));
+  }
+  auto session = nvml::Session::open();
+  bench::RunOptions o;
+  GPUSCOPE_RETURN_IF_ERROR(
+      bench::choose_target(session.ok() ? session->get() : nullptr, selector, o));
+  if (o.mig) {
+    return Status(Code::invalid_argument,
+                  "--share runs on a whole GPU: give the GPU (its MIG instances are shared with "
+                  "--share-mode mig), not " +
+                      selector);
+  }
+  return o.gpu;
+}
+
 int run_share(const BenchArgs& a) {
-  ShareContext c{{},     {}, a.json, a.store, a.torch_bin, a.gpu, a.interval_ms, a.row_timeout_s,
+  auto gpu = share_gpu(a.gpu);
+  if (!gpu.ok()) return report_error(gpu.status().with_context("--gpu"));
+  ShareContext c{{},     {}, a.json, a.store, a.torch_bin, *gpu, a.interval_ms, a.row_timeout_s,
                  a.force};
   if (a.preset.empty() && a.models.empty()) {
     c.command = a.extra;  // no row: `-- CMD` is the command to share

@@ -52,7 +52,7 @@ void describe_gpu(const nvml::Session& session, unsigned gpu, bench::ShareOption
     auto plan = burn::plan(*info, std::to_string(gpu));
     if (!plan.ok()) continue;
     for (const burn::Target& t : plan->targets) {
-      if (t.mig) o.slices.push_back({t.label, t.visible_devices});
+      if (t.mig) o.slices.push_back({t.label(), t.uuid()});
     }
   }
 }

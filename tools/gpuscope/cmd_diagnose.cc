@@ -16,6 +16,7 @@
 #include "gpuscope/nvml.h"
 #include "gpuscope/trace.h"
 #include "store_option.h"
+#include "trace_run_args.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -136,22 +137,10 @@ int run_diagnose_command(DiagnoseArgs a) {
   auto options = diagnose_options(a);
   if (!options.ok()) return report_error(options.status());
   a.options.command = a.positional;
-  Status runnable = telemetry::check_command(a.options.command);
-  if (!runnable.ok()) {
-    std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-    return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
+  if (auto exit = prepare_trace_run(
+          a.options, {a.duration_s, a.out_dir, a.step_range, a.no_shim, a.json}, "diagnose")) {
+    return *exit;
   }
-  if (a.duration_s == 0) {
-    a.options.whole_run = true;
-  } else {
-    a.options.duration_s = a.duration_s;
-  }
-  a.options.out_dir = !a.out_dir.empty() ? a.out_dir
-                                         : fmt::format("diagnose-{:%Y%m%d-%H%M%S}",
-                                                       fmt::localtime(std::time(nullptr)));
-  if (!a.step_range.empty()) a.options.step_range = a.step_range;
-  a.options.shim = !a.no_shim;
-  a.options.command_stdout_to_err = a.json;
 
   auto session = nvml::Session::open();
   if (!session.ok()) return report_error(session.status());

@@ -22,9 +22,6 @@
 namespace gpuscope::cli {
 namespace {
 
-constexpr int kExitCommandNotExecutable = 126;
-constexpr int kExitCommandNotFound = 127;
-
 // Set while parsing when this process is a sweep's guardian, or `sweep --restore`: the startup
 // restore is theirs to do.
 bool g_restores_itself = false;

@@ -12,14 +12,11 @@
 #include "gpuscope/nvml.h"
 #include "gpuscope/trace.h"
 #include "store_option.h"
+#include "trace_run_args.h"
 #include "validators.h"
 
 namespace gpuscope::cli {
 namespace {
-
-// As a shell answers for a command it cannot run.
-constexpr int kExitCommandNotExecutable = 126;
-constexpr int kExitCommandNotFound = 127;
 
 struct TraceArgs {
   trace::TraceOptions options;
@@ -66,22 +63,10 @@ int run_trace_command(TraceArgs a) {
         << "gpuscope: error: trace needs a command: gpuscope trace [options] -- CMD ARGS...\n";
     return kExitUsage;
   }
-  Status runnable = telemetry::check_command(a.options.command);
-  if (!runnable.ok()) {
-    std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-    return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
+  if (auto exit = prepare_trace_run(
+          a.options, {a.duration_s, a.out_dir, a.step_range, a.no_shim, a.json}, "trace")) {
+    return *exit;
   }
-  if (a.duration_s == 0) {
-    a.options.whole_run = true;
-  } else {
-    a.options.duration_s = a.duration_s;
-  }
-  a.options.out_dir = !a.out_dir.empty() ? a.out_dir
-                                         : fmt::format("trace-{:%Y%m%d-%H%M%S}",
-                                                       fmt::localtime(std::time(nullptr)));
-  if (!a.step_range.empty()) a.options.step_range = a.step_range;
-  a.options.shim = !a.no_shim;
-  a.options.command_stdout_to_err = a.json;
 
   // A store that cannot be written is refused before the command starts.
   auto store = StoreOption::open(a.store);

@@ -1,0 +1,27 @@
+// What `gpuscope trace -- CMD` and `gpuscope diagnose -- CMD` share before a trace runs: the
+// command checked before anything starts (exit 127 when it is not found, 126 when it cannot be
+// run, as a shell answers), the recording window, the run folder and the shim.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuscope/trace.h"
+
+namespace gpuscope::cli {
+
+struct TraceRunArgs {
+  double duration_s = 10;  // 0: the whole run
+  std::string out_dir;     // "": PREFIX-YYYYMMDD-HHMMSS
+  std::string step_range;
+  bool no_shim = false;
+  bool json = false;  // the command's stdout goes to stderr, so that stdout is the JSON
+};
+
+// Fills `options` (whose command is set) from `args`; nullopt to go on, else the exit code to
+// end with (the message already printed).
+std::optional<int> prepare_trace_run(trace::TraceOptions& options, const TraceRunArgs& args,
+                                     std::string_view default_prefix);
+
+}  // namespace gpuscope::cli
