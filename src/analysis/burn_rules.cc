@@ -106,7 +106,10 @@ std::vector<Finding> burn_findings(const std::vector<GemmSpan>& spans, std::opti
         return f;
       });
     }
-    for (const auto& [reason, seconds] : slowdowns(span)) {
+    for (const auto& slowdown : slowdowns(span)) {
+      // Not a structured binding: clang 14 (the fuzz preset's) cannot capture one.
+      const auto& reason = slowdown.first;
+      const auto& seconds = slowdown.second;
       add_subject(warnings, "throttled", span.precision, [&] {
         Finding f =
             make("throttled", Severity::warning,

@@ -193,7 +193,8 @@ void GpuReader::read_fields(GpuSample& sample) {
 void GpuReader::read_gpm(GpuSample& sample, std::chrono::steady_clock::time_point gpm_time) {
   for (auto& [instance, sampler] : instance_gpm_) {
     if (lost_) return;
-    auto metrics = take("gpm", sample, [&] { return sampler->sample(gpm_time); });
+    // The pointer by value: clang 14 (the fuzz preset's) cannot capture a structured binding.
+    auto metrics = take("gpm", sample, [&, gpm = sampler.get()] { return gpm->sample(gpm_time); });
     if (!metrics || !*metrics) continue;
     const nvml::GpmMetrics& m = **metrics;
     InstanceSample& out = sample.instances.emplace_back();
