@@ -50,7 +50,7 @@ do_build() {
     -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
     >"$out/multi_build.log" 2>&1 || { tail -40 "$out/multi_build.log"; return 1; }
   grep -E "data parallel" "$out/multi_build.log"
-  cmake --build "$build" --target gpuscope_torch gpuscope_burn_worker gpuscope_cli -j "$(nproc)" \
+  cmake --build "$build" --target gpuscope_torch gpuscope_burn_worker gpuscope_cli gpuscope_inject -j "$(nproc)" \
     >>"$out/multi_build.log" 2>&1 || {
     grep -E "error|Error" "$out/multi_build.log" | head -40
     return 1
@@ -60,6 +60,9 @@ do_build() {
     "$build/tools/gpuscope-burn-worker/gpuscope-burn-worker"; do
     cp "$t" "$root/bin/" && strip "$root/bin/$(basename "$t")"
   done
+  # trace looks for the injection library next to gpuscope (the share and diagnose scripts reuse
+  # this archive).
+  cp "$build/src/inject/libgpuscope_inject.so" "$root/bin/"
   tar -czf "$out/bin.tar.gz" -C "$root" bin
   echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
 }
