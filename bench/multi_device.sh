@@ -12,6 +12,9 @@
 #       # ResNet-50 and GPT-2 (AMP bf16), ours (1 GPU with and without CUDA graphs, N GPUs) and
 #       # torchrun + DDP (timm / torchvision / plain PyTorch GPT-2, AdamW fused), 1 and N GPUs
 #   bash bench/multi_device.sh all            # both in one call (if the build is quick)
+#   bash bench/multi_device.sh build-only     # there: only the build -> $OUT/bin.tar.gz
+#
+# MULTI_MODELS="vit_b16:160 gpt2:16" picks the scaling table's models and per-GPU batches.
 #
 # Every process runs with
 # NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on the lent machines). MULTI_GPUS (default: all
@@ -140,8 +143,8 @@ PY
 
 scaling() {
   local model batch extra
-  for spec in "vit_b16 160" "resnet50 256" "gpt2 16"; do
-    read -r model batch <<<"$spec"
+  for spec in ${MULTI_MODELS:-vit_b16:160 resnet50:256 gpt2:16}; do
+    IFS=: read -r model batch <<<"$spec"
     extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
     ours "scaling_$model" "${extra[@]}"
     ours "scaling_$model" "${extra[@]}" --graphs off
@@ -164,6 +167,10 @@ case "${1:-}" in
     interconnect
     compare_allreduce
     ;;
+  build-only)
+    facts
+    do_build
+    ;;
   scaling)
     facts
     tar -xzf "${2:?the bin.tar.gz from build}" -C "$root" || exit 1
@@ -179,7 +186,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | scaling BIN_TGZ | all" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all" >&2
     exit 2
     ;;
 esac

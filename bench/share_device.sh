@@ -87,7 +87,8 @@ hand() {
   start=$(date +%s.%N)
   for ((i = 0; i < n; i++)); do
     # shellcheck disable=SC2046
-    GPUSCOPE_SHARE_GO_FILE="$dir/go" CUDA_DEVICE_ORDER=PCI_BUS_ID "$root/bin/gpuscope-torch" \
+    GPUSCOPE_SHARE_GO_FILE="$dir/go" GPUSCOPE_SHARE_COPY=$i GPUSCOPE_SHARE_COPIES=$n \
+      CUDA_DEVICE_ORDER=PCI_BUS_ID "$root/bin/gpuscope-torch" \
       $(row_args resnet50_train) >"$dir/copy$i.jsonl" 2>"$dir/copy$i.err" &
     pids+=($!)
   done

@@ -156,8 +156,18 @@ class ShareRunner {
     const bool is_row = w_.row.has_value();
     const std::string go_file =
         (fs::path(o_.run_dir) / fmt::format("go-{}-{}", share_mode_name(mode), n)).string();
-    std::error_code ignored;
-    fs::remove(go_file, ignored);
+    // The go file, and the marks the copies leave beside it when they meet again before and
+    // after their windows (workloads/torch/share_barrier.h).
+    const auto remove_meeting_files = [&go_file, n] {
+      std::error_code ignored;
+      fs::remove(go_file, ignored);
+      for (int i = 0; i < n; ++i) {
+        for (const char* phase : {".warm.", ".done."}) {
+          fs::remove(go_file + phase + std::to_string(i), ignored);
+        }
+      }
+    };
+    remove_meeting_files();
 
     const double t_start = now();
     const auto wall0 = Clock::now();
@@ -228,7 +238,7 @@ class ShareRunner {
     for (auto& copy : copies) {
       if (copy->process) copy->outcome = copy->process->wait();
     }
-    fs::remove(go_file, ignored);
+    remove_meeting_files();
     const bool interrupted = InterruptForwarding::signals_received() > interrupts_before;
     trial.wall_seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
 

@@ -4,11 +4,16 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "input/files.h"
 
@@ -27,9 +32,11 @@ struct Ran {
   }
 };
 
-Ran run(const std::string& args) {
+// Runs gpuscope-torch ARGS with the environment assignments ENV ("NAME=value ...") before it.
+Ran run(const std::string& args, const std::string& env = "") {
   Ran ran;
-  const std::string command = std::string(GPUSCOPE_TORCH_BIN) + " " + args + " 2>/dev/null";
+  const std::string command = env + (env.empty() ? "" : " ") + std::string(GPUSCOPE_TORCH_BIN) +
+                              " " + args + " 2>/dev/null";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return ran;
   std::array<char, 4096> buffer;
@@ -162,6 +169,49 @@ TEST(TorchCli, DescribePrintsTheCatalogue) {
   const auto lines = ran.lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["models"].size(), 3u);
+}
+
+// Two copies of a shared trial (gpuscope bench --share): the test plays copy 0 with the marks
+// it leaves, gpuscope-torch is copy 1. Its windows wait for copy 0's warm mark, and after them
+// it keeps stepping until copy 0 is done too.
+TEST(TorchCli, ASharedCopyTimesItsWindowsOnlyTogetherWithTheOthers) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("torch-share-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string go = (dir / "go").string();
+  std::ofstream(go).put('\n');
+  const auto exists = [&](const std::string& name) { return fs::exists(go + "." + name); };
+  const auto wait_for = [&](const std::string& name) {
+    for (int i = 0; i < 1200 && !exists(name); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return exists(name);
+  };
+  std::atomic<bool> finished{false};
+  Ran ran;
+  std::thread copy([&] {
+    ran =
+        run("--device cpu --model gpt2 --seq-len 8 --batch 1 --warmup 1 --windows 2 --steps 1 "
+            "--mode bf16",
+            "GPUSCOPE_SHARE_GO_FILE=" + go + " GPUSCOPE_SHARE_COPY=1 GPUSCOPE_SHARE_COPIES=2");
+    finished = true;
+  });
+  EXPECT_TRUE(wait_for("warm.1"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(exists("done.1")) << "timed its windows before copy 0 was warm";
+  std::ofstream(go + ".warm.0").put('\n');
+  EXPECT_TRUE(wait_for("done.1"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(finished) << "left before copy 0 had timed its windows";
+  std::ofstream(go + ".done.0").put('\n');
+  copy.join();
+  gpuscope::workloads::remove_tree(dir.string());  // libtorch's own std::filesystem lacks it
+  ASSERT_EQ(ran.exit_code, 0) << ran.out;
+  const auto lines = ran.lines();
+  int windows = 0;
+  for (const auto& line : lines) windows += line["type"] == "window";
+  EXPECT_EQ(windows, 2);
+  EXPECT_EQ(lines.back()["type"], "done");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "guard_data.h"
 #include "input/step_inputs.h"
 #include "nvtx_range.h"
+#include "share_barrier.h"
 #include "step_program.h"
 #include "timing.h"
 
@@ -44,6 +45,10 @@ void apply_sdpa_backend(SdpaBackend backend) {
 // `gpuscope bench --share` starts several copies together: each says it is ready (its `start`
 // line, the device open) and waits here until gpuscope creates $GPUSCOPE_SHARE_GO_FILE, once
 // every copy is ready. `stop` (Ctrl-C) and an hour's wait end it too.
+// How long a copy waits for the others at the second and third meeting (a copy that died never
+// comes; gpuscope's trial timeout ends the rest sooner than this).
+constexpr std::chrono::seconds kShareMeetingLimit(120);
+
 void wait_for_go_file(const std::atomic<bool>* stop) {
   const char* path = std::getenv("GPUSCOPE_SHARE_GO_FILE");
   if (path == nullptr || *path == '\0') return;
@@ -419,6 +424,13 @@ int Run::execute() {
     synchronize(device_);
   }
 
+  // A copy of a shared trial starts its windows when every copy is warm (share_barrier.h).
+  const std::optional<ShareBarrier> share =
+      data_parallel_ ? std::nullopt : ShareBarrier::from_environment();
+  if (share) {
+    share->arrive("warm");
+    share->wait_all("warm", stop_, kShareMeetingLimit);
+  }
   StepClock clock(device_);
   std::vector<double> step_seconds;
   if (data_parallel_) data_parallel_->buckets().start_recording();
@@ -440,6 +452,14 @@ int Run::execute() {
     result.window_samples_per_second.push_back(static_cast<double>(window.samples) /
                                                window.seconds);
     step_seconds.insert(step_seconds.end(), intervals.begin(), intervals.end());
+  }
+  if (share) {
+    // Untimed steps (the last step's loss slot reused) until every copy has timed its windows.
+    share->arrive("done");
+    const auto give_up = Clock::now() + kShareMeetingLimit;
+    while (!share->all_arrived("done") && !stopping() && Clock::now() < give_up) {
+      one_step(program, step - 1, inputs, graphs, host_feed);
+    }
   }
   synchronize(device_);
 

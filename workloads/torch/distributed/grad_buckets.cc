@@ -60,8 +60,7 @@ struct GradientBuckets::Impl {
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& bucket = buckets[next_launch++];
-      bucket.buffer.div_(group->size());
-      bucket.reduce.emplace(group->all_reduce_sum(bucket.buffer));
+      bucket.reduce.emplace(group->all_reduce_average(bucket.buffer));
     }
   }
 };
@@ -159,14 +158,21 @@ void GradientBuckets::end_backward() {
     bucket.reduce->wait();
     if (impl.recording) impl.recorded_collectives.push_back(*bucket.reduce);
   }
+  // The averages back into the gradients: one multi-tensor copy (a few kernels, not one per
+  // parameter: this is on the step's critical path).
+  std::vector<at::Tensor> grads, views;
+  grads.reserve(impl.slots.size());
+  views.reserve(impl.slots.size());
   for (Slot& slot : impl.slots) {
     at::Tensor& grad = slot.param.mutable_grad();
     if (grad.defined()) {
-      grad.copy_(slot.view);
+      grads.push_back(grad);
+      views.push_back(slot.view);
     } else {
       grad = slot.view.clone(at::MemoryFormat::Preserve);
     }
   }
+  if (!grads.empty()) at::_foreach_copy_(grads, views);
   if (!impl.recording) return;
   ++impl.steps;
   if (impl.cuda) {

@@ -54,6 +54,17 @@ PendingCollective ProcessGroup::all_reduce_sum(at::Tensor& tensor) {
   return PendingCollective(backend_->allreduce(tensors, options));
 }
 
+PendingCollective ProcessGroup::all_reduce_average(at::Tensor& tensor) {
+  if (backend_name_ != "nccl") {
+    tensor.div_(size_);
+    return all_reduce_sum(tensor);
+  }
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::AllreduceOptions options;
+  options.reduceOp = c10d::ReduceOp::AVG;
+  return PendingCollective(backend_->allreduce(tensors, options));
+}
+
 void ProcessGroup::broadcast(std::vector<at::Tensor>& tensors, int root) {
   for (at::Tensor& t : tensors) {
     std::vector<at::Tensor> one{t};

@@ -53,6 +53,9 @@ class ProcessGroup {
 
   // Starts a sum all-reduce of `tensor` in place (every rank the same shape and dtype).
   PendingCollective all_reduce_sum(at::Tensor& tensor);
+  // Starts an average all-reduce in place: NCCL averages inside the collective (ncclAvg, no
+  // pass of its own over the tensor); Gloo, which has no average, divides first and sums.
+  PendingCollective all_reduce_average(at::Tensor& tensor);
   // Overwrites `tensors` with rank `root`'s, and waits.
   void broadcast(std::vector<at::Tensor>& tensors, int root);
   // Every rank's `value`, in rank order, exchanged through the store.
