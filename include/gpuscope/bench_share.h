@@ -72,6 +72,9 @@ struct MpsOptions {
   // (in-process tests).
   std::vector<std::string> guardian_argv;
   std::string state_dir;  // where the daemon's journal goes (REQUIRES: set for a private one)
+  // CUDA_VISIBLE_DEVICES of a private daemon: the one GPU it serves (its UUID), so that it
+  // never takes the machine's other GPUs; "" serves every GPU. run_share sets the GPU's.
+  std::string visible_devices;
 };
 
 struct ShareOptions {

@@ -107,7 +107,8 @@ std::vector<std::pair<std::string, std::string>> daemon_env(const MpsJournal& j)
 // Runs the control program with `input` on its stdin (through sh: a child's stdin is
 // /dev/null otherwise). Its output goes to `output`.
 Result<ProcessExit> run_control(const MpsJournal& j, const std::string& arg,
-                                const std::string& input, std::string* output) {
+                                const std::string& input, std::string* output,
+                                const std::string& visible_devices = "") {
   ProcessOptions po;
   if (input.empty()) {
     po.argv = {j.control_program, arg};
@@ -115,6 +116,7 @@ Result<ProcessExit> run_control(const MpsJournal& j, const std::string& arg,
     po.argv = {"/bin/sh", "-c", "printf '%s\\n' \"$1\" | \"$0\"", j.control_program, input};
   }
   po.set_env = daemon_env(j);
+  if (!visible_devices.empty()) po.set_env.emplace_back("CUDA_VISIBLE_DEVICES", visible_devices);
   po.on_stdout_line = [output](std::string_view line) { *output += std::string(line) + "\n"; };
   po.stderr_mode = StderrMode::lines;
   po.on_stderr_line = [output](std::string_view line) { *output += std::string(line) + "\n"; };
@@ -315,7 +317,7 @@ Result<std::unique_ptr<MpsDaemon>> MpsDaemon::start(const MpsOptions& o,
     daemon->guardian_ = std::move(guardian).value();
   }
   std::string output;
-  auto started = run_control(j, "-d", "", &output);
+  auto started = run_control(j, "-d", "", &output, o.visible_devices);
   if (!started.ok()) return started.status().with_context("starting the MPS daemon");
   const bool listening =
       started->success() && wait_until(

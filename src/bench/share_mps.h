@@ -75,6 +75,7 @@ class MpsDaemon {
   // What the copies' environment needs: the pipe and log folders of a private daemon, the
   // thread percentage when set.
   std::vector<std::pair<std::string, std::string>> client_env() const { return env_; }
+  bool is_private() const { return private_; }
   // "private (pipe folder DIR)" or "system (WHERE)".
   std::string description() const { return description_; }
   // Stops a private daemon and removes its folders and journal; idempotent. A failure is

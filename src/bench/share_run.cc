@@ -142,6 +142,8 @@ class ShareRunner {
               std::ostream& err)
       : w_(w), o_(o), sampler_(sampler), err_(err) {}
 
+  bool mps_pinned = false;  // the private MPS daemon serves only o_.gpu (MpsOptions)
+
   double now() const {
     return sampler_ ? sampler_->now_s()
                     : std::chrono::duration<double>(Clock::now() - origin_).count();
@@ -183,7 +185,9 @@ class ShareRunner {
         po.argv = {o_.torch_bin};
         const auto args = w_.row->torch_args();
         po.argv.insert(po.argv.end(), args.begin(), args.end());
-        if (o_.gpu != 0 && where[i].visible_devices.empty()) {
+        // Under a daemon that serves only this GPU, a copy sees it as its one device.
+        const bool pinned_mps = mode == ShareMode::mps && mps_pinned;
+        if (o_.gpu != 0 && where[i].visible_devices.empty() && !pinned_mps) {
           po.argv.insert(po.argv.end(), {"--device", "cuda:" + std::to_string(o_.gpu)});
         }
         watchers.push_back(std::make_unique<EndWatcher>(*c, barrier));
@@ -393,7 +397,10 @@ Result<ShareResult> run_share(const nvml::Session* session, const ShareWorkload&
   std::unique_ptr<detail::MpsDaemon> mps;
   if (std::find(o.modes.begin(), o.modes.end(), ShareMode::mps) != o.modes.end() &&
       o.slices.empty()) {
-    auto started = detail::MpsDaemon::start(o.mps, o.run_dir);
+    MpsOptions pinned = o.mps;
+    if (pinned.visible_devices.empty() && result.gpu_uuid)
+      pinned.visible_devices = *result.gpu_uuid;
+    auto started = detail::MpsDaemon::start(pinned, o.run_dir);
     if (!started.ok()) return started.status();
     mps = std::move(started).value();
     result.mps_daemon = mps->description();
@@ -404,6 +411,7 @@ Result<ShareResult> run_share(const nvml::Session* session, const ShareWorkload&
   auto forwarding = InterruptForwarding::install();
   const int interrupts_before = InterruptForwarding::signals_received();
   ShareRunner runner(w, o, sampler.get(), err);
+  runner.mps_pinned = mps && mps->is_private() && result.gpu_uuid.has_value();
   const std::string whole = fmt::format("GPU {}", o.gpu);
   for (ShareMode mode : o.modes) {
     std::vector<std::vector<Placement>> plans;

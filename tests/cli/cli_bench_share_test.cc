@@ -173,6 +173,8 @@ TEST_F(ShareCli, TimeSlicedAndMpsCopiesWithTheAnswer) {
   const std::string log = mps_log();
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2) << log;
   EXPECT_TRUE(log.starts_with("start ")) << log;
+  // The private daemon serves only the GPU shared (its UUID), never the machine's others.
+  EXPECT_THAT(log, HasSubstr("visible=GPU-00000000-bench-0000-0000-000000000300\n"));
   EXPECT_THAT(log, HasSubstr("\nquit "));
   EXPECT_EQ(run_folders(), 0);
   EXPECT_FALSE(journals_left());
@@ -363,6 +365,17 @@ TEST_F(ShareCli, APersonsCommandShares) {
   ASSERT_TRUE(two);
   EXPECT_NEAR((*two)["total_samples_per_second"].get<double>(), 200, 30);
   EXPECT_THAT(doc["shares"][0]["workload"].get<std::string>(), HasSubstr("/bin/sh -c"));
+}
+
+TEST_F(ShareCli, ACommandThatCannotStartIsAnsweredAsAShellWould) {
+  auto run = bench("--share 2 --share-mode timeslice -- " + dir_ + "/no-such-program");
+  EXPECT_EQ(run.exit_code, kExitCommandNotFound) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("no such file"));
+  const std::string plain = dir_ + "/not-executable";
+  std::ofstream(plain) << "data\n";
+  run = bench("--share 2 --share-mode timeslice -- " + plain);
+  EXPECT_EQ(run.exit_code, kExitCommandNotExecutable) << run.err;
+  EXPECT_EQ(run_folders(), 0);
 }
 
 TEST_F(ShareCli, BadOptionsAreRefused) {

@@ -16,7 +16,9 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/files.h"
 #include "gpuscope/info.h"
+#include "gpuscope/monitor.h"
 #include "gpuscope/nvml.h"
+#include "gpuscope/process.h"
 #include "gpuscope/store.h"
 #include "gpuscope/sweep.h"
 #include "store_option.h"
@@ -88,6 +90,12 @@ int run_share_command(const ShareArgs& a, const ShareContext& c) {
   if (c.rows.empty() && c.command.empty()) {
     return report_error(Status(Code::invalid_argument,
                                "--share: nothing to run: give a row (--model ...) or -- CMD"));
+  }
+  if (!c.command.empty()) {  // a command that cannot start is answered as a shell would
+    if (Status runnable = telemetry::check_command(c.command); !runnable.ok()) {
+      std::cerr << "gpuscope: error: " << runnable.message() << '\n';
+      return command_start_exit_code(runnable).value_or(kExitError);
+    }
   }
   Status paths =
       files::check_paths({files::output_path("--json", c.json, files::OutputKind::bench_json, ""),
