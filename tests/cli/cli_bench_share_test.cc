@@ -102,6 +102,16 @@ class ShareCli : public ::testing::Test {
     }
     return n;
   }
+  // Processes (copies) whose environment names this test's run folders.
+  int copies_left() const {
+    int n = 0;
+    const std::string mark = "GPUSCOPE_SHARE_GO_FILE=" + dir_ + "/tmp/gpuscope-share-";
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string environ_text = slurp(e.path().string() + "/environ");
+      n += environ_text.find(mark) != std::string::npos;
+    }
+    return n;
+  }
   bool journals_left() const {
     std::error_code ignored;
     for (const auto& e : fs::directory_iterator(dir_ + "/state", ignored)) {
@@ -257,17 +267,27 @@ TEST_F(ShareCli, GuardianStopsTheDaemonAndTheCopiesWhenGpuscopeIsKilled) {
             0);
 }
 
-TEST_F(ShareCli, CtrlCStopsTheDaemonAndKeepsTheTrialsSoFar) {
+// SIGINT (Ctrl-C) or SIGTERM (a scheduler's stop) in the middle of the MPS ×2 trial.
+class ShareCliStopped : public ShareCli, public ::testing::WithParamInterface<int> {};
+
+TEST_P(ShareCliStopped, StopsTheDaemonAndKeepsTheTrialsSoFar) {
   const pid_t pid = spawn(std::string(kRow) + " --share 1,2 --share-mode mps",
                           {"GPUSCOPE_FAKE_TORCH_TIME_SCALE=20"});
   ASSERT_TRUE(eventually([&] { return env_lines().size() == 3; }, 30)) << slurp(dir_ + "/bg.err");
-  ::kill(pid, SIGINT);
+  ::kill(pid, GetParam());
   EXPECT_EQ(wait_exit(pid), kExitInterrupted) << slurp(dir_ + "/bg.err");
   EXPECT_THAT(mps_log(), HasSubstr("quit "));
   EXPECT_EQ(run_folders(), 0);
   EXPECT_FALSE(journals_left());
+  EXPECT_EQ(copies_left(), 0) << "a copy outlived gpuscope";
   EXPECT_THAT(slurp(dir_ + "/bg.out"), HasSubstr("mps             1"));
 }
+
+std::string signal_name(const ::testing::TestParamInfo<int>& param) {
+  return param.param == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, ShareCliStopped, ::testing::Values(SIGINT, SIGTERM), signal_name);
 
 TEST_F(ShareCli, TheNextShareStopsWhatAKilledGpuscopeAndItsGuardianLeft) {
   // A daemon and journal as a gpuscope killed with its guardian leaves them.
