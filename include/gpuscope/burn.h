@@ -18,6 +18,7 @@
 
 #include "gpuscope/datasheet.h"
 #include "gpuscope/info.h"
+#include "gpuscope/interconnect.h"
 #include "gpuscope/nvml.h"
 #include "gpuscope/precision.h"
 #include "gpuscope/status.h"
@@ -41,6 +42,9 @@ struct Options {
   // Catch SIGINT/SIGTERM during run() and forward them to the workers (which stop at their
   // next window and report what they measured). Off only where the caller handles signals.
   bool forward_interrupts = true;
+  // With two or more whole GPUs: after the per-GPU tests, NCCL all-reduce bus bandwidth and
+  // peer copies among them (one worker that sees them all, `--interconnect`).
+  bool interconnect = true;
 };
 
 // One worker's device: a whole GPU or a MIG instance (CUDA_VISIBLE_DEVICES = uuid()), with the
@@ -206,6 +210,18 @@ struct TargetResult {
   std::vector<std::string> stderr_tail;  // the worker's last stderr lines
 };
 
+// What the links between the GPUs delivered (Options::interconnect).
+struct InterconnectReport {
+  std::vector<std::string> gpus;  // the GPUs taking part ("GPU 0"), in the worker's CUDA order
+  std::vector<capability::AllReduceResult> all_reduce;
+  std::vector<capability::PeerCopyResult> peer_copies;  // CUDA ordinals index `gpus`
+  std::vector<std::string> problems;  // the worker's error lines, a failed start or exit
+  bool ok = false;                    // the worker said done and ok
+
+  // gpus[ordinal], or "CUDA device N" for an ordinal the worker should not have given.
+  std::string gpu_name(int ordinal) const;
+};
+
 struct Report {
   std::string gpuscope_version;
   std::string hostname;
@@ -216,6 +232,7 @@ struct Report {
   std::vector<TargetResult> targets;
   bool interrupted = false;
   double wall_seconds = 0;
+  std::optional<InterconnectReport> interconnect;  // run with two or more whole GPUs
 };
 
 // The process exit code for a report: 1 when any GEMM result was wrong, else 130 when

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "burn/aggregate.h"
+#include "burn/interconnect.h"
 #include "gpuscope/burn.h"
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/host.h"
@@ -266,6 +267,23 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
         std::count_if(plan.targets.begin(), plan.targets.end(),
                       [&](const Target& t) { return t.gpu_index == target.gpu_index; }));
     report.targets.push_back(detail::aggregate_target(target, live[i]->run, &telemetry, context));
+  }
+  if (const auto gpus = detail::interconnect_gpus(plan);
+      options.interconnect && !gpus.empty() && !report.interrupted) {
+    if (progress) {
+      Progress snapshot;
+      snapshot.elapsed_seconds = std::chrono::duration<double>(Clock::now() - origin).count();
+      for (const Target* gpu : gpus) {
+        TargetProgress p;
+        p.label = gpu->label();
+        p.phase = "interconnect";
+        snapshot.targets.push_back(p);
+      }
+      progress(snapshot);
+    }
+    report.interconnect = detail::measure_interconnect(gpus, worker, options);
+    report.interrupted = forwarding && InterruptForwarding::signals_received() > 0;
+    report.wall_seconds = std::chrono::duration<double>(Clock::now() - origin).count();
   }
   return report;
 }

@@ -251,12 +251,37 @@ std::string target_name(const TargetResult& t) {
 
 }  // namespace
 
+// The links between the GPUs: all-reduce bus bandwidth by size, peer copies by pair.
+void print_interconnect(const burn::InterconnectReport& ic, std::ostream& out) {
+  std::string names;
+  for (const std::string& g : ic.gpus) names += (names.empty() ? "" : ", ") + g;
+  out << fmt::format("Interconnect: {} GPUs together ({})\n", ic.gpus.size(), names);
+  if (!ic.all_reduce.empty()) {
+    out << fmt::format("  {:>10}  {:>14}  {:>14}\n", "all-reduce", "bus GB/s", "algorithm GB/s");
+    for (const auto& r : ic.all_reduce) {
+      out << fmt::format("  {:>6.0f} MiB  {:>14.1f}  {:>14.1f}\n",
+                         static_cast<double>(r.bytes) / (1 << 20), r.bus_bandwidth * 1e-9,
+                         r.algorithm_bandwidth * 1e-9);
+    }
+  }
+  for (const auto& c : ic.peer_copies) {
+    out << fmt::format("  copy {} -> {}: {:.1f} GB/s ({})\n", ic.gpu_name(c.source),
+                       ic.gpu_name(c.destination), c.bandwidth * 1e-9,
+                       c.peer_access ? "peer to peer" : "staged by the driver");
+  }
+  for (const std::string& p : ic.problems) out << "  problem: " << p << '\n';
+}
+
 void print_burn(const burn::Report& report, std::ostream& out) {
   for (std::size_t i = 0; i < report.targets.size(); ++i) {
     if (i > 0) out << '\n';
     print_target(report.targets[i], out);
   }
   out << '\n';
+  if (report.interconnect) {
+    print_interconnect(*report.interconnect, out);
+    out << '\n';
+  }
   const int code = burn::exit_code(report);
   switch (code) {
     case kExitOk:

@@ -206,6 +206,30 @@ json burn_to_json(const burn::Report& report) {
             {"options", options_json(report.options)},
             {"targets", json::array()}};
   for (const burn::TargetResult& t : report.targets) j["targets"].push_back(target_json(t));
+  if (const auto& ic = report.interconnect) {
+    json rows = json::array(), copies = json::array();
+    for (const auto& r : ic->all_reduce) {
+      rows.push_back({{"bytes", r.bytes},
+                      {"gpus", r.gpus},
+                      {"iterations", r.iterations},
+                      {"seconds", r.seconds},
+                      {"algorithm_bytes_per_second", r.algorithm_bandwidth},
+                      {"bus_bytes_per_second", r.bus_bandwidth}});
+    }
+    for (const auto& c : ic->peer_copies) {
+      copies.push_back({{"source", ic->gpu_name(c.source)},
+                        {"destination", ic->gpu_name(c.destination)},
+                        {"peer_access", c.peer_access},
+                        {"bytes", c.bytes},
+                        {"seconds", c.seconds},
+                        {"bytes_per_second", c.bandwidth}});
+    }
+    j["interconnect"] = {{"gpus", ic->gpus},
+                         {"ok", ic->ok},
+                         {"all_reduce", rows},
+                         {"peer_copies", copies},
+                         {"problems", ic->problems}};
+  }
   return j;
 }
 

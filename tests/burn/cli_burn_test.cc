@@ -219,6 +219,69 @@ TEST_F(CliBurn, AKilledWorkerFailsItsGpuAndTheOthersAreStillPrinted) {
   EXPECT_THAT(run.out, HasSubstr("bf16       125.0"));
 }
 
+constexpr const char* kTwoGpus = "../telemetry/two_gpus.json";
+constexpr const char* kBothGpus =
+    "GPU-00000000-1111-2222-3333-444444444444,GPU-55555555-6666-7777-8888-999999999999";
+const char* kInterconnectScript = R"(
+{"v":1,"type":"device","name":"NVIDIA H100 80GB HBM3","uuid":"GPU-00000000-1111-2222-3333-444444444444","compute_capability":"9.0","sm_count":132,"total_memory_bytes":85017493504}
+{"v":1,"type":"all_reduce","gpus":2,"bytes":1048576,"iterations":200,"seconds":2.37e-05,"algorithm_bandwidth":4.42e10,"bus_bandwidth":4.42e10}
+{"v":1,"type":"all_reduce","gpus":2,"bytes":1073741824,"iterations":20,"seconds":3.233e-03,"algorithm_bandwidth":3.321e11,"bus_bandwidth":3.321e11}
+{"v":1,"type":"peer_copy","source":0,"destination":1,"peer_access":true,"bytes":268435456,"seconds":6.85e-04,"bytes_per_second":3.918e11}
+{"v":1,"type":"peer_copy","source":1,"destination":0,"peer_access":false,"bytes":268435456,"seconds":1.0e-02,"bytes_per_second":2.68e10}
+{"v":1,"type":"done","ok":true,"interrupted":false,"exit_code":0}
+)";
+
+TEST_F(CliBurn, TwoWholeGpusAlsoMeasureTheLinksBetweenThem) {
+  script("default", kBf16Script);
+  script(kBothGpus, kInterconnectScript);
+  CliRun run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("Interconnect: 2 GPUs together (GPU 0, GPU 1)"));
+  EXPECT_THAT(run.out, HasSubstr("    1024 MiB           332.1           332.1"));
+  EXPECT_THAT(run.out, HasSubstr("copy GPU 0 -> GPU 1: 391.8 GB/s (peer to peer)"));
+  EXPECT_THAT(run.out, HasSubstr("copy GPU 1 -> GPU 0: 26.8 GB/s (staged by the driver)"));
+  // One worker sees both GPUs, in plan order.
+  EXPECT_EQ(slurp(dir_ + "/" + kBothGpus + ".args"),
+            std::string("--interconnect\nCUDA_VISIBLE_DEVICES=") + kBothGpus + "\n");
+
+  run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link --json");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  const auto& ic = j.at("interconnect");
+  EXPECT_TRUE(ic["ok"].get<bool>());
+  EXPECT_EQ(ic["gpus"], nlohmann::json::array({"GPU 0", "GPU 1"}));
+  ASSERT_EQ(ic["all_reduce"].size(), 2u);
+  EXPECT_EQ(ic["all_reduce"][1]["bytes"], 1073741824);
+  EXPECT_DOUBLE_EQ(ic["all_reduce"][1]["bus_bytes_per_second"].get<double>(), 3.321e11);
+  EXPECT_EQ(ic["peer_copies"][0]["source"], "GPU 0");
+  EXPECT_EQ(ic["peer_copies"][1]["peer_access"], false);
+}
+
+TEST_F(CliBurn, TheInterconnectIsSkippedOnRequestAndItsFailureIsSaidNotFatal) {
+  script("default", kBf16Script);
+  script(kBothGpus, kInterconnectScript);
+  CliRun run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link --no-interconnect");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, Not(HasSubstr("Interconnect")));
+  EXPECT_FALSE(std::ifstream(dir_ + "/" + kBothGpus + ".args").good());
+
+  script(
+      kBothGpus,
+      R"({"v":1,"type":"all_reduce","gpus":2,"bytes":1048576,"iterations":200,"seconds":2.37e-05,"algorithm_bandwidth":4.42e10,"bus_bandwidth":4.42e10})"
+      "\n#kill KILL\n");
+  run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link");
+  EXPECT_EQ(run.exit_code, kExitOk) << "the GPUs passed; the links' test is said" << run.err;
+  EXPECT_THAT(run.out, HasSubstr("       1 MiB            44.2"));
+  EXPECT_THAT(run.out, HasSubstr("problem: the interconnect worker ended: killed by signal 9"));
+}
+
+TEST_F(CliBurn, OneGpuOrMigInstancesHaveNoInterconnectTest) {
+  script("default", kBf16Script);
+  CliRun run = gpuscope("a100_mig.json", "--precision bf16 --no-memory --no-host-link --json");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_FALSE(nlohmann::json::parse(run.out).contains("interconnect"));
+}
+
 TEST_F(CliBurn, CtrlCPrintsWhatWasMeasuredAndExits130) {
   script(
       "default",

@@ -28,6 +28,7 @@ struct BurnArgs {
   std::optional<double> worker_timeout;
   bool no_memory = false;
   bool no_host_link = false;
+  bool no_interconnect = false;
   bool json = false;
   std::string store;
 };
@@ -52,6 +53,7 @@ int run_burn(BurnArgs args) {
   options.worker_timeout_seconds = args.worker_timeout;
   options.memory = !args.no_memory;
   options.host_link = !args.no_host_link;
+  options.interconnect = !args.no_interconnect;
 
   auto store = StoreOption::open(args.store);
   if (!store.ok()) return print_error(args, store.status());
@@ -124,6 +126,8 @@ void add_burn_command(CLI::App& app, Runner& runner) {
       ->check(CLI::Range(64, 65536));
   cmd->add_flag("--no-memory", args->no_memory, "Skip the device-memory bandwidth test");
   cmd->add_flag("--no-host-link", args->no_host_link, "Skip the host<->device copy tests");
+  cmd->add_flag("--no-interconnect", args->no_interconnect,
+                "With two or more GPUs, skip the NCCL all-reduce and peer-copy tests among them");
   cmd->add_flag("--json", args->json, "Machine-readable output (schema_version pinned)");
   cmd->add_option("--store", args->store,
                   "Also record the run into this SQLite results store (read by `report`)");

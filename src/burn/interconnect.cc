@@ -1,0 +1,110 @@
+#include "burn/interconnect.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "gpuscope/observe.h"
+
+namespace gpuscope::burn {
+
+std::string InterconnectReport::gpu_name(int ordinal) const {
+  return ordinal >= 0 && static_cast<std::size_t>(ordinal) < gpus.size()
+             ? gpus[static_cast<std::size_t>(ordinal)]
+             : fmt::format("CUDA device {}", ordinal);
+}
+
+namespace detail {
+namespace {
+
+using json = nlohmann::json;
+
+// The all-reduce sizes go up to 1 GiB; on PCIe a GiB all-reduce takes about 0.1 s, 200 times.
+constexpr double kInterconnectTimeoutSeconds = 600;
+
+template <typename T>
+T number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<T>() : T{};
+}
+
+}  // namespace
+
+std::vector<const Target*> interconnect_gpus(const Plan& plan) {
+  std::vector<const Target*> gpus;
+  for (const Target& t : plan.targets) {
+    if (!t.is_mig() && !t.mig_mode && t.unavailable.ok()) gpus.push_back(&t);
+  }
+  if (gpus.size() < 2) gpus.clear();
+  return gpus;
+}
+
+void add_interconnect_line(std::string_view line, InterconnectReport& report) {
+  const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+    report.problems.push_back(fmt::format("a line the worker should not print: {}",
+                                          line.substr(0, std::min<std::size_t>(line.size(), 200))));
+    return;
+  }
+  const std::string type = j["type"].get<std::string>();
+  if (type == "all_reduce") {
+    capability::AllReduceResult r;
+    r.gpus = number<int>(j, "gpus");
+    r.bytes = number<std::uint64_t>(j, "bytes");
+    r.iterations = number<int>(j, "iterations");
+    r.seconds = number<double>(j, "seconds");
+    r.algorithm_bandwidth = number<double>(j, "algorithm_bandwidth");
+    r.bus_bandwidth = number<double>(j, "bus_bandwidth");
+    report.all_reduce.push_back(r);
+  } else if (type == "peer_copy") {
+    capability::PeerCopyResult r;
+    r.source = number<int>(j, "source");
+    r.destination = number<int>(j, "destination");
+    r.peer_access = j.value("peer_access", false);
+    r.bytes = number<std::uint64_t>(j, "bytes");
+    r.seconds = number<double>(j, "seconds");
+    r.bandwidth = number<double>(j, "bytes_per_second");
+    report.peer_copies.push_back(r);
+  } else if (type == "error" || type == "skipped") {
+    report.problems.push_back(j.value("message", std::string(type)));
+  } else if (type == "done") {
+    report.ok = j.value("ok", false);
+  }
+}
+
+InterconnectReport measure_interconnect(const std::vector<const Target*>& gpus,
+                                        const std::string& worker, const Options& options) {
+  InterconnectReport report;
+  std::string visible;
+  for (const Target* t : gpus) {
+    report.gpus.push_back(t->label());
+    visible += (visible.empty() ? "" : ",") + t->uuid();
+  }
+  observe::Options o;
+  o.argv = {worker, "--interconnect"};
+  o.visible_devices = visible;
+  // NVLink multicast stays off unless the user chose otherwise (shared machines).
+  if (std::getenv("NCCL_NVLS_ENABLE") == nullptr) o.env.emplace_back("NCCL_NVLS_ENABLE", "0");
+  o.interrupts =
+      options.forward_interrupts ? observe::Interrupts::forward : observe::Interrupts::isolate;
+  o.timeout_seconds = kInterconnectTimeoutSeconds;
+  o.stderr_mode = StderrMode::lines;
+  o.stderr_tail_lines = 3;
+  o.on_json_line = [&report](const observe::JsonLine& line) {
+    add_interconnect_line(line.text, report);
+  };
+  const observe::Outcome end = observe::run(std::move(o));
+  if (!end.started()) {
+    report.problems.push_back(end.start_status.message());
+  } else if (!end.exit.success()) {
+    std::string why = fmt::format("the interconnect worker ended: {}", end.exit.describe());
+    if (!end.stderr_tail.empty()) why += ": " + end.stderr_tail.back();
+    report.problems.push_back(why);
+    report.ok = false;
+  }
+  return report;
+}
+
+}  // namespace detail
+}  // namespace gpuscope::burn
