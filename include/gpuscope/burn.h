@@ -213,6 +213,13 @@ struct TargetResult {
 // What the links between the GPUs delivered (Options::interconnect).
 struct InterconnectReport {
   std::vector<std::string> gpus;  // the GPUs taking part ("GPU 0"), in the worker's CUDA order
+  // How each pair is joined (NVML), gpus[first] to gpus[second]; pairs NVML says nothing of
+  // are left out.
+  struct Link {
+    std::size_t first = 0, second = 0;
+    nvml::GpuLink link;
+  };
+  std::vector<Link> links;
   std::vector<capability::AllReduceResult> all_reduce;
   std::vector<capability::PeerCopyResult> peer_copies;  // CUDA ordinals index `gpus`
   std::vector<std::string> problems;  // the worker's error lines, a failed start or exit

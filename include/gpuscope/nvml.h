@@ -54,6 +54,16 @@ struct PciInfo {
   std::uint32_t subsystem_id = 0;
 };
 
+// How two GPUs are joined, as `nvidia-smi topo -m` says it.
+struct GpuLink {
+  unsigned nvlinks = 0;  // active NVLinks from the first GPU whose far end is the second
+  // The PCIe path: "same board", "PIX", "PXB", "PHB", "NODE" or "SYS" (nvidia-smi's words);
+  // absent where NVML does not tell.
+  std::optional<std::string> pcie_path;
+  // "NV18", "PCIe PHB", or "unknown".
+  std::string label() const;
+};
+
 struct EnabledState {
   bool current = false;
   bool pending = false;  // takes effect after the next GPU reset / reboot
@@ -144,6 +154,9 @@ class Device {
   Result<std::string> name() const;
   Result<std::string> uuid() const;
   Result<PciInfo> pci() const;
+  // How this GPU is joined to `other` (NVLinks counted from this side). not_supported when
+  // NVML tells neither the PCIe path nor any NVLink's far end.
+  Result<GpuLink> link_to(const Device& other) const;
   Result<std::pair<int, int>> cuda_compute_capability() const;
   Result<MemoryInfo> memory() const;
   Result<unsigned> memory_bus_width_bits() const;

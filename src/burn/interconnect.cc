@@ -106,5 +106,19 @@ InterconnectReport measure_interconnect(const std::vector<const Target*>& gpus,
   return report;
 }
 
+std::vector<InterconnectReport::Link> links_between(const nvml::Session& session,
+                                                    const std::vector<const Target*>& gpus) {
+  std::vector<InterconnectReport::Link> links;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    auto first = session.device_by_index(gpus[i]->gpu_index);
+    for (std::size_t j = i + 1; first.ok() && j < gpus.size(); ++j) {
+      auto second = session.device_by_index(gpus[j]->gpu_index);
+      if (!second.ok()) continue;
+      if (auto link = first->link_to(*second); link.ok()) links.push_back({i, j, *link});
+    }
+  }
+  return links;
+}
+
 }  // namespace detail
 }  // namespace gpuscope::burn

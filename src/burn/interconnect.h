@@ -24,4 +24,8 @@ void add_interconnect_line(std::string_view line, InterconnectReport& report);
 InterconnectReport measure_interconnect(const std::vector<const Target*>& gpus,
                                         const std::string& worker, const Options& options);
 
+// How each pair of `gpus` is joined, from NVML (pairs it says nothing of are left out).
+std::vector<InterconnectReport::Link> links_between(const nvml::Session& session,
+                                                    const std::vector<const Target*>& gpus);
+
 }  // namespace gpuscope::burn::detail

@@ -282,6 +282,7 @@ Result<Report> run(const nvml::Session& session, const SystemInfo& info, const P
       progress(snapshot);
     }
     report.interconnect = detail::measure_interconnect(gpus, worker, options);
+    report.interconnect->links = detail::links_between(session, gpus);
     report.interrupted = forwarding && InterruptForwarding::signals_received() > 0;
     report.wall_seconds = std::chrono::duration<double>(Clock::now() - origin).count();
   }

@@ -69,6 +69,58 @@ Result<PciInfo> Device::pci() const {
   return PciInfo{info.busId, info.pciDeviceId, info.pciSubSystemId};
 }
 
+std::string GpuLink::label() const {
+  if (nvlinks > 0) return fmt::format("NV{}", nvlinks);
+  if (pcie_path) return "PCIe " + *pcie_path;
+  return "unknown";
+}
+
+Result<GpuLink> Device::link_to(const Device& other) const {
+  GpuLink link;
+  bool known = false;
+  nvmlGpuTopologyLevel_t level{};
+  if (GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetTopologyCommonAncestor, handle_, other.handle_, &level)
+          .ok()) {
+    known = true;
+    switch (level) {
+      case NVML_TOPOLOGY_INTERNAL:
+        link.pcie_path = "same board";
+        break;
+      case NVML_TOPOLOGY_SINGLE:
+        link.pcie_path = "PIX";
+        break;
+      case NVML_TOPOLOGY_MULTIPLE:
+        link.pcie_path = "PXB";
+        break;
+      case NVML_TOPOLOGY_HOSTBRIDGE:
+        link.pcie_path = "PHB";
+        break;
+      case NVML_TOPOLOGY_NODE:
+        link.pcie_path = "NODE";
+        break;
+      default:
+        link.pcie_path = "SYS";
+        break;
+    }
+  }
+  const Result<PciInfo> far = other.pci();
+  for (unsigned i = 0; far.ok() && i < NVML_NVLINK_MAX_LINKS; ++i) {
+    nvmlEnableState_t active{};
+    if (!GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetNvLinkState, handle_, i, &active).ok()) break;
+    if (active != NVML_FEATURE_ENABLED) continue;
+    nvmlPciInfo_t remote{};
+    if (!GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetNvLinkRemotePciInfo_v2, handle_, i, &remote).ok()) {
+      continue;
+    }
+    known = true;
+    if (std::string_view(remote.busId) == far->bus_id) ++link.nvlinks;
+  }
+  if (!known) {
+    return Status(Code::not_supported, "NVML tells neither the PCIe path nor the NVLinks");
+  }
+  return link;
+}
+
 Result<std::pair<int, int>> Device::cuda_compute_capability() const {
   int major = 0, minor = 0;
   GPUSCOPE_RETURN_IF_ERROR(

@@ -256,6 +256,13 @@ void print_interconnect(const burn::InterconnectReport& ic, std::ostream& out) {
   std::string names;
   for (const std::string& g : ic.gpus) names += (names.empty() ? "" : ", ") + g;
   out << fmt::format("Interconnect: {} GPUs together ({})\n", ic.gpus.size(), names);
+  for (const auto& l : ic.links) {
+    out << fmt::format("  {} <-> {}: {}\n", ic.gpus.at(l.first), ic.gpus.at(l.second),
+                       l.link.nvlinks > 0
+                           ? fmt::format("{} ({} NVLinks{})", l.link.label(), l.link.nvlinks,
+                                         l.link.pcie_path ? ", PCIe " + *l.link.pcie_path : "")
+                           : l.link.label());
+  }
   if (!ic.all_reduce.empty()) {
     out << fmt::format("  {:>10}  {:>14}  {:>14}\n", "all-reduce", "bus GB/s", "algorithm GB/s");
     for (const auto& r : ic.all_reduce) {

@@ -224,11 +224,17 @@ json burn_to_json(const burn::Report& report) {
                         {"seconds", c.seconds},
                         {"bytes_per_second", c.bandwidth}});
     }
-    j["interconnect"] = {{"gpus", ic->gpus},
-                         {"ok", ic->ok},
-                         {"all_reduce", rows},
-                         {"peer_copies", copies},
-                         {"problems", ic->problems}};
+    json links = json::array();
+    for (const auto& l : ic->links) {
+      json link = {{"first", ic->gpus.at(l.first)},
+                   {"second", ic->gpus.at(l.second)},
+                   {"label", l.link.label()},
+                   {"nvlinks", l.link.nvlinks}};
+      put(link, "pcie_path", l.link.pcie_path);
+      links.push_back(link);
+    }
+    j["interconnect"] = {{"gpus", ic->gpus},   {"links", links},        {"ok", ic->ok},
+                         {"all_reduce", rows}, {"peer_copies", copies}, {"problems", ic->problems}};
   }
   return j;
 }

@@ -237,6 +237,8 @@ TEST_F(CliBurn, TwoWholeGpusAlsoMeasureTheLinksBetweenThem) {
   CliRun run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link");
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
   EXPECT_THAT(run.out, HasSubstr("Interconnect: 2 GPUs together (GPU 0, GPU 1)"));
+  // From NVML (the fake's scenario): 12 of GPU 0's 18 NVLinks go to GPU 1.
+  EXPECT_THAT(run.out, HasSubstr("  GPU 0 <-> GPU 1: NV12 (12 NVLinks, PCIe SYS)"));
   EXPECT_THAT(run.out, HasSubstr("    1024 MiB           332.1           332.1"));
   EXPECT_THAT(run.out, HasSubstr("copy GPU 0 -> GPU 1: 391.8 GB/s (peer to peer)"));
   EXPECT_THAT(run.out, HasSubstr("copy GPU 1 -> GPU 0: 26.8 GB/s (staged by the driver)"));
@@ -255,6 +257,10 @@ TEST_F(CliBurn, TwoWholeGpusAlsoMeasureTheLinksBetweenThem) {
   EXPECT_DOUBLE_EQ(ic["all_reduce"][1]["bus_bytes_per_second"].get<double>(), 3.321e11);
   EXPECT_EQ(ic["peer_copies"][0]["source"], "GPU 0");
   EXPECT_EQ(ic["peer_copies"][1]["peer_access"], false);
+  ASSERT_EQ(ic["links"].size(), 1u);
+  EXPECT_EQ(ic["links"][0]["label"], "NV12");
+  EXPECT_EQ(ic["links"][0]["nvlinks"], 12);
+  EXPECT_EQ(ic["links"][0]["pcie_path"], "SYS");
 }
 
 TEST_F(CliBurn, TheInterconnectIsSkippedOnRequestAndItsFailureIsSaidNotFatal) {

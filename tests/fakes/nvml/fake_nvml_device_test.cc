@@ -318,6 +318,40 @@ TEST_F(FakeNvmlTest, NvlinkThroughputIsIntegratedPerLink) {
   EXPECT_EQ(values[4].value.uiVal, 4u);
 }
 
+TEST_F(FakeNvmlTest, TopologyTellsThePciePathAndWhereEachNvlinkGoes) {
+  start_scenario(R"({"devices": [
+      {"name": "a", "pci_bus_id": "00000000:18:00.0",
+       "nvlink": {"link_count": 4, "peers": {"1": 3}}, "pcie_topology": {"2": 30}},
+      {"name": "b", "pci_bus_id": "00000000:2a:00.0", "nvlink": {"link_count": 4}},
+      {"name": "c", "pci_bus_id": "00000000:3b:00.0"}]})");
+  nvmlEnableState_t active{};
+  for (unsigned link = 0; link < 3; ++link) {
+    ASSERT_EQ(nvmlDeviceGetNvLinkState(handle(0), link, &active), NVML_SUCCESS);
+    EXPECT_EQ(active, NVML_FEATURE_ENABLED) << link;
+  }
+  ASSERT_EQ(nvmlDeviceGetNvLinkState(handle(0), 3, &active), NVML_SUCCESS);
+  EXPECT_EQ(active, NVML_FEATURE_DISABLED) << "beyond the peers' links";
+  EXPECT_EQ(nvmlDeviceGetNvLinkState(handle(0), 4, &active), NVML_ERROR_INVALID_ARGUMENT);
+  nvmlPciInfo_t pci{};
+  ASSERT_EQ(nvmlDeviceGetNvLinkRemotePciInfo_v2(handle(0), 2, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000000:2A:00.0");
+  EXPECT_EQ(nvmlDeviceGetNvLinkRemotePciInfo_v2(handle(0), 3, &pci), NVML_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(nvmlDeviceGetNvLinkState(handle(1), 3, &active), NVML_SUCCESS);
+  EXPECT_EQ(active, NVML_FEATURE_ENABLED) << "no peers given: every link up, far end unknown";
+  EXPECT_EQ(nvmlDeviceGetNvLinkRemotePciInfo_v2(handle(1), 0, &pci), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nvmlDeviceGetNvLinkState(handle(2), 0, &active), NVML_ERROR_NOT_SUPPORTED);
+  nvmlGpuTopologyLevel_t level{};
+  ASSERT_EQ(nvmlDeviceGetTopologyCommonAncestor(handle(0), handle(2), &level), NVML_SUCCESS);
+  EXPECT_EQ(level, NVML_TOPOLOGY_HOSTBRIDGE);
+  EXPECT_EQ(nvmlDeviceGetTopologyCommonAncestor(handle(0), handle(1), &level),
+            NVML_ERROR_NOT_SUPPORTED);
+  // More links to peers than the GPU has is a broken scenario.
+  EXPECT_NE(gpuscope_fake_nvml_load_scenario(
+                R"({"devices": [{"name": "a", "nvlink": {"link_count": 2, "peers": {"1": 3}}},
+                                {"name": "b"}]})"),
+            0);
+}
+
 TEST_F(FakeNvmlTest, SetPowerLimitIsValidatedAndChangesTheGetters) {
   start_fixture("h100_sxm.json");
   const nvmlDevice_t device = handle(0);

@@ -73,6 +73,9 @@ struct Mig {
 
 struct Nvlink {
   unsigned link_count = 0;
+  // How many of the links go to each other GPU (by scenario index), links 0.. in that order;
+  // links beyond them are inactive. Empty: every link active, its far end unknown.
+  std::map<unsigned, unsigned> peers;
 };
 
 struct Process {
@@ -139,6 +142,10 @@ struct Device {
   unsigned fan_count = 0;
   std::optional<Mig> mig;
   std::optional<Nvlink> nvlink;
+  // nvmlDeviceGetTopologyCommonAncestor to another GPU (by index): an nvmlGpuTopologyLevel_t
+  // value (0 internal, 10 single, 20 multiple, 30 host bridge, 40 node, 50 system); a GPU not
+  // listed answers NOT_SUPPORTED.
+  std::map<unsigned, unsigned> pcie_topology;
   std::set<std::string, std::less<>> unsupported_functions;
   std::set<unsigned> unsupported_fields;
   std::optional<double> lost_at_t;

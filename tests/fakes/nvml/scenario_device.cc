@@ -9,6 +9,23 @@
 namespace gpuscope::fake_nvml {
 namespace {
 
+// {"1": 18, ...}: GPU index -> a count or level; absent: empty.
+std::map<unsigned, unsigned> index_map(ObjectReader& reader, std::string_view key) {
+  std::map<unsigned, unsigned> out;
+  const nlohmann::json* object = reader.child(key);
+  if (object == nullptr) return out;
+  if (!object->is_object()) throw ScenarioError(reader.path_of(key) + ": an object expected");
+  for (const auto& [name, value] : object->items()) {
+    if (!value.is_number_unsigned() || name.empty() ||
+        name.find_first_not_of("0123456789") != std::string::npos) {
+      throw ScenarioError(reader.path_of(key) + "." + name +
+                          ": a GPU index and an unsigned number expected");
+    }
+    out[static_cast<unsigned>(std::stoul(name))] = value.get<unsigned>();
+  }
+  return out;
+}
+
 std::string default_uuid(unsigned index, unsigned mig_index, bool mig) {
   char uuid[64];
   std::snprintf(uuid, sizeof uuid, "%s-fa4e0000-0000-4000-8000-%06x%06x", mig ? "MIG" : "GPU",
@@ -287,9 +304,16 @@ Device parse_device(const nlohmann::json& json, const std::string& path, unsigne
   device.mig = parse_mig(reader, index);
   if (const nlohmann::json* nvlink = reader.child("nvlink")) {
     ObjectReader nvlink_reader(*nvlink, reader.path_of("nvlink"));
-    device.nvlink = Nvlink{nvlink_reader.required<unsigned>("link_count")};
+    device.nvlink = Nvlink{nvlink_reader.required<unsigned>("link_count"), {}};
+    device.nvlink->peers = index_map(nvlink_reader, "peers");
+    unsigned linked = 0;
+    for (const auto& [peer, links] : device.nvlink->peers) linked += links;
+    if (linked > device.nvlink->link_count) {
+      throw ScenarioError(reader.path_of("nvlink") + ".peers: more links than link_count");
+    }
     nvlink_reader.finish();
   }
+  device.pcie_topology = index_map(reader, "pcie_topology");
   parse_failures(reader, device);
   device.power_response = parse_power_response(reader);
   if (const nlohmann::json* timeline = reader.child("timeline")) {
