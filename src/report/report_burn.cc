@@ -16,11 +16,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-Value optional_value(const std::optional<double>& v) {
-  if (!v) return std::monostate{};
-  return *v;
-}
-
 std::string throttle_text(const GemmRow& row) {
   std::string out;
   for (const auto& [reason, seconds] : row.throttle) {
@@ -42,10 +37,6 @@ std::vector<Entry> entries_of(const Rows& rows) {
     if (!seen) out.push_back(row.entry);
   }
   return out;
-}
-
-bool same_entry(const Entry& a, const Entry& b) {
-  return a.run == b.run && a.gpu_number == b.gpu_number;
 }
 
 Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entries) {
