@@ -46,7 +46,7 @@ Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entrie
   t.caption =
       "Median over ~1 s windows of n×n×n GEMMs (cuBLASLt, random inputs, every result "
       "verified); % of peak against the datasheet's dense rate. int8 counts integer "
-      "operations: read its FLOP/s as OP/s. Power, temperature and throttling are over each "
+      "operations (OP/s, OP/J). Power, temperature and throttling are over each "
       "precision's timed span; \"start temp\" is the GPU's temperature as it began.";
   if (label_entries) t.columns.push_back({"gpu", "GPU", Unit::none});
   t.columns.insert(t.columns.end(), {{"precision", "precision", Unit::none},
@@ -79,6 +79,13 @@ Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entrie
     cells.push_back(row.median && row.throttle_measured ? Value(throttle_text(row))
                                                         : Value(std::monostate{}));
     cells.push_back(row.skipped.empty() ? std::string() : "skipped: " + row.skipped);
+    if (rate_unit(row.precision) == "OP/s") {  // int8: integer operations
+      for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const Unit unit = t.columns[c].unit;
+        if (unit == Unit::flop_per_second) t.cell_units[{t.rows.size(), c}] = Unit::op_per_second;
+        if (unit == Unit::flop_per_joule) t.cell_units[{t.rows.size(), c}] = Unit::op_per_joule;
+      }
+    }
     t.rows.push_back(std::move(cells));
   }
   return t;
