@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -39,6 +41,7 @@ enum class Unit {
   flop_per_second,   // "781 TFLOP/s"
   op_per_second,     // integer operations (int8 GEMMs): "1.35 POP/s"
   flop_per_joule,    // "1.17 TFLOP/J"
+  op_per_joule,      // integer operations per joule (int8 GEMMs): "2.10 TOP/J"
   watts,
   joules,
   hertz,
@@ -77,7 +80,13 @@ struct Table {
   std::string caption;  // how to read it, in one or two sentences
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;  // REQUIRES: each row as long as columns
+  // Cells shown in another unit than their column's, by {row, column}: an int8 GEMM row's
+  // rates count integer operations (OP/s, OP/J) in FLOP/s and FLOP/J columns.
+  std::map<std::pair<std::size_t, std::size_t>, Unit> cell_units;
 };
+
+// The unit of one cell: its entry in cell_units, else its column's.
+Unit cell_unit(const Table& table, std::size_t row, std::size_t column);
 
 enum class ChartKind {
   bars,   // categorical x (Series::categories), grouped bars

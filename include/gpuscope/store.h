@@ -25,6 +25,11 @@
 #include "gpuscope/analysis.h"
 #include "gpuscope/status.h"
 
+namespace gpuscope {
+struct PeakRates;   // gpuscope/datasheet.h
+struct SystemInfo;  // gpuscope/info.h
+}  // namespace gpuscope
+
 namespace gpuscope::store {
 
 using RunId = std::int64_t;
@@ -210,6 +215,8 @@ class Store {
 // The datasheet's peak rates for a GPU as a run describes it (gpuscope/datasheet.h: the table
 // entry, else an estimate from SM count and clock, marked estimated); nullopt when neither.
 std::optional<PeakRecord> datasheet_peak(const GpuRecord& gpu);
+// The same rates as a record ("bf16" -> FLOP/s; the notes are not kept).
+PeakRecord peak_record(const PeakRates& peak);
 
 // ---------------------------------------------------------------------------------------------
 // Result files: runs kept as JSON instead of SQLite (fixtures, exchange), and the JSON outputs
@@ -229,6 +236,12 @@ Result<std::vector<RunData>> runs_from_json(const nlohmann::json& document);
 //   store->write(runs_from_document(burn_json)->front()) (after setting its times and command).
 // data_error for another kind of document.
 Result<std::vector<RunData>> runs_from_document(const nlohmann::json& document);
+
+// What `gpuscope info` collected as one "info" run: the machine and its driver versions, a GPU
+// record per GPU (identity, limits, peak rates, its whole info record in details), and findings
+// for a GPU throttled at rest and for a GPU that could not be read. Its times and command line
+// are the caller's to set.
+RunData info_to_run(const SystemInfo& info);
 
 // Reads the runs in a file, whatever it holds: a records document, `gpuscope info --json`
 // output (one "info" run with its GPUs), `gpuscope burn --json` output (one "burn" run, a GPU

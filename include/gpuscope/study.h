@@ -24,6 +24,7 @@
 
 #include "gpuscope/analysis.h"
 #include "gpuscope/clock.h"
+#include "gpuscope/info.h"
 #include "gpuscope/status.h"
 #include "gpuscope/target.h"
 
@@ -53,8 +54,10 @@ struct Machine {
   std::vector<Target> gpus;
 };
 
-// Reads the machine from `gpuscope info --json` output. data_error when it is not that document
-// (or carries an "error").
+// The machine `info` collected: its host name and targets_of(info).
+Machine machine_from_info(const SystemInfo& info);
+// Reads the machine from `gpuscope info --json` output (info_from_json). data_error when it is
+// not that document (or carries an "error").
 Result<Machine> machine_from_info(const nlohmann::json& info);
 
 // ---------------------------------------------------------------------------------------------

@@ -120,13 +120,17 @@ void parse_result(Fields& f, ResultLine& r) {
   r.median = rate.optional_number("median");
   r.min = rate.optional_number("min");
   r.max = rate.optional_number("max");
+  r.mean = rate.optional_number("mean");
   Fields v = f.object("verification");
   r.errors.gemms_checked = v.count("gemms_checked");
   r.errors.mismatches = v.count("mismatches");
   r.errors.nan_count = v.count("nan_count");
   r.errors.inf_count = v.count("inf_count");
-  r.errors.reference_tiles_checked = v.integer("reference_tiles_checked");
-  r.errors.reference_tiles_failed = v.integer("reference_tiles_failed");
+  // Older recordings lack the reference-tile counts.
+  r.errors.reference_tiles_checked =
+      static_cast<int>(v.optional_number("reference_tiles_checked").value_or(0));
+  r.errors.reference_tiles_failed =
+      static_cast<int>(v.optional_number("reference_tiles_failed").value_or(0));
   r.verification_ok = v.boolean("ok");
   if (!v.missing().empty()) f.fail("verification");
   r.fault_injected = f.find("fault_injected") != nullptr && f.boolean("fault_injected");
@@ -139,6 +143,9 @@ void note_problem(WorkerStream& stream, std::string problem) {
     stream.problems.push_back(std::move(problem));
   }
 }
+
+Status add_parsed(WorkerStream& stream, const nlohmann::json& j, std::string_view line,
+                  double received_at);
 
 std::string quoted(std::string_view line) {
   constexpr std::size_t kShown = 120;
@@ -156,6 +163,22 @@ Status add_line(WorkerStream& stream, std::string_view line, double received_at)
     note_problem(stream, problem);
     return Status(Code::data_error, problem);
   }
+  return add_parsed(stream, j, line, received_at);
+}
+
+Status add_object(WorkerStream& stream, const json& object, double received_at) {
+  const std::string text = object.dump();
+  if (!object.is_object()) {
+    std::string problem = "not a JSON object: " + quoted(std::string_view(text));
+    note_problem(stream, problem);
+    return Status(Code::data_error, problem);
+  }
+  return add_parsed(stream, object, text, received_at);
+}
+
+namespace {
+
+Status add_parsed(WorkerStream& stream, const json& j, std::string_view line, double received_at) {
   Fields f(j);
   const std::optional<double> version = f.optional_number("v");
   if (!version || *version != kWorkerProtocolVersion) {
@@ -176,7 +199,26 @@ Status add_line(WorkerStream& stream, std::string_view line, double received_at)
     d.sm_count = static_cast<int>(f.optional_number("sm_count").value_or(0));
     d.total_memory_bytes =
         static_cast<std::uint64_t>(f.optional_number("total_memory_bytes").value_or(0));
-    if (f.missing().empty()) stream.device = d;
+    DeviceDetails details;
+    details.sm_clock_max_hz = f.optional_number("sm_clock_max_hz");
+    details.memory_clock_max_hz = f.optional_number("memory_clock_max_hz");
+    if (const auto v = f.optional_number("driver_cuda_version")) {
+      details.driver_cuda_version = static_cast<int>(*v);
+    }
+    if (const auto v = f.optional_number("runtime_cuda_version")) {
+      details.runtime_cuda_version = static_cast<int>(*v);
+    }
+    if (f.missing().empty() && stream.device && stream.device->uuid != d.uuid) {
+      std::string problem =
+          fmt::format("a second device ({} after {}): one worker's lines describe one GPU: {}",
+                      d.uuid, stream.device->uuid, quoted(line));
+      note_problem(stream, problem);
+      return Status(Code::data_error, problem);
+    }
+    if (f.missing().empty()) {
+      stream.device = d;
+      stream.device_details = details;
+    }
   } else if (type == "gemm_window") {
     WindowLine w;
     w.precision = f.precision();
@@ -226,7 +268,10 @@ Status add_line(WorkerStream& stream, std::string_view line, double received_at)
     m.bytes_per_second =
         f.optional_number("bytes_per_second")
             .value_or(m.seconds > 0 ? static_cast<double>(m.bytes_counted) / m.seconds : 0);
-    if (f.missing().empty()) stream.memory.push_back(std::move(m));
+    if (f.missing().empty()) {
+      stream.memory.push_back(std::move(m));
+      stream.memory_variants.push_back(f.optional_text("variant"));
+    }
   } else if (type == "host_link") {
     HostLinkRow h;
     h.direction = f.text("direction");
@@ -269,4 +314,5 @@ Status add_line(WorkerStream& stream, std::string_view line, double received_at)
   return {};
 }
 
+}  // namespace
 }  // namespace gpuscope::burn::detail

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,7 +36,7 @@ struct ResultLine {
   int n = 0;
   bool partial = false;
   int windows = 0;
-  std::optional<double> median, min, max;  // FLOP/s over the windows
+  std::optional<double> median, min, max, mean;  // FLOP/s over the windows
   ErrorCounts errors;
   bool verification_ok = false;
   bool fault_injected = false;
@@ -55,13 +56,21 @@ struct DoneLine {
   int exit_code = 0;
 };
 
+// What a `device` line says beyond WorkerDevice (the store keeps it; burn reads NVML's own).
+struct DeviceDetails {
+  std::optional<double> sm_clock_max_hz, memory_clock_max_hz;
+  std::optional<int> driver_cuda_version, runtime_cuda_version;  // 13000 = CUDA 13.0
+};
+
 // Everything one worker said, in arrival order within each kind.
 struct WorkerStream {
   std::optional<WorkerDevice> device;
+  DeviceDetails device_details;
   std::vector<WindowLine> windows;
   std::vector<ResultLine> results;
   std::vector<SkippedTest> skipped;
   std::vector<MemoryRow> memory;
+  std::vector<std::string> memory_variants;  // memory[i]'s copy kernel; empty when not said
   std::vector<HostLinkRow> host_link;
   std::vector<OverlapRow> overlap;
   std::vector<WorkerError> errors;
@@ -75,7 +84,10 @@ struct WorkerStream {
 
 // Adds one stdout line read at `received_at`. A line that is not a version-1 protocol object
 // is counted in `bad_lines` (the first few quoted in `problems`) and returns data_error; an
-// unknown `type` is ignored (newer workers may add some).
+// unknown `type` is ignored (newer workers may add some). A `device` line naming another GPU
+// than an earlier one is refused the same way: one worker's lines describe one GPU.
 Status add_line(WorkerStream& stream, std::string_view line, double received_at);
+// The same for a line already parsed (the store reads whole files of them).
+Status add_object(WorkerStream& stream, const nlohmann::json& object, double received_at);
 
 }  // namespace gpuscope::burn::detail

@@ -113,11 +113,12 @@ void print_gemm_table(const TargetResult& t, std::ostream& out) {
   const bool integer = std::any_of(t.gemm.begin(), t.gemm.end(), [](const PrecisionRow& r) {
     return rate_unit(r.precision) == "OP/s" && r.flop_per_second_median;
   });
-  // int8 counts integer operations: its rate is TOP/s, said in the header when it ran.
+  // int8 counts integer operations: its rates are TOP/s and TOP/J, said in the header when it
+  // ran.
   std::vector<std::string> header = {"precision", integer ? "TFLOP/s (int8: TOP/s)" : "TFLOP/s",
                                      "% of peak", "errors",
                                      "max °C",    "throttled (s)",
-                                     "avg W",     "TFLOP/J"};
+                                     "avg W",     integer ? "TFLOP/J (int8: TOP/J)" : "TFLOP/J"};
   if (gpm) header.emplace_back("SM / tensor active");
   header.emplace_back("");
   Table table(header);

@@ -240,9 +240,7 @@ json burn_to_json(const burn::Report& report) {
 }
 
 json burn_error_json(const Status& status) {
-  return {{"schema_version", kBurnSchemaVersion},
-          {"kind", "gpuscope.burn"},
-          {"error", {{"code", code_name(status.code())}, {"message", status.message()}}}};
+  return error_document("gpuscope.burn", kBurnSchemaVersion, status);
 }
 
 }  // namespace gpuscope

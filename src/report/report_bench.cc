@@ -13,11 +13,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-Value optional_value(const std::optional<double>& v) {
-  if (!v) return std::monostate{};
-  return *v;
-}
-
 bool same_group(const BenchRow& a, const BenchRow& b) {
   return a.entry.run == b.entry.run && a.entry.gpu_number == b.entry.gpu_number &&
          a.model == b.model && a.task == b.task;

@@ -16,11 +16,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-Value optional_value(const std::optional<double>& v) {
-  if (!v) return std::monostate{};
-  return *v;
-}
-
 std::string throttle_text(const GemmRow& row) {
   std::string out;
   for (const auto& [reason, seconds] : row.throttle) {
@@ -44,10 +39,6 @@ std::vector<Entry> entries_of(const Rows& rows) {
   return out;
 }
 
-bool same_entry(const Entry& a, const Entry& b) {
-  return a.run == b.run && a.gpu_number == b.gpu_number;
-}
-
 Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entries) {
   Table t;
   t.key = "burn_gemm";
@@ -55,7 +46,7 @@ Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entrie
   t.caption =
       "Median over ~1 s windows of n×n×n GEMMs (cuBLASLt, random inputs, every result "
       "verified); % of peak against the datasheet's dense rate. int8 counts integer "
-      "operations: read its FLOP/s as OP/s. Power, temperature and throttling are over each "
+      "operations (OP/s, OP/J). Power, temperature and throttling are over each "
       "precision's timed span; \"start temp\" is the GPU's temperature as it began.";
   if (label_entries) t.columns.push_back({"gpu", "GPU", Unit::none});
   t.columns.insert(t.columns.end(), {{"precision", "precision", Unit::none},
@@ -88,6 +79,13 @@ Table gemm_table(const ReportBuilder& b, const BurnRows& rows, bool label_entrie
     cells.push_back(row.median && row.throttle_measured ? Value(throttle_text(row))
                                                         : Value(std::monostate{}));
     cells.push_back(row.skipped.empty() ? std::string() : "skipped: " + row.skipped);
+    if (rate_unit(row.precision) == "OP/s") {  // int8: integer operations
+      for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const Unit unit = t.columns[c].unit;
+        if (unit == Unit::flop_per_second) t.cell_units[{t.rows.size(), c}] = Unit::op_per_second;
+        if (unit == Unit::flop_per_joule) t.cell_units[{t.rows.size(), c}] = Unit::op_per_joule;
+      }
+    }
     t.rows.push_back(std::move(cells));
   }
   return t;

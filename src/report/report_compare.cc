@@ -21,10 +21,6 @@ struct Point {
   double value = 0;
 };
 
-bool same_entry(const Entry& a, const Entry& b) {
-  return a.run == b.run && a.gpu_number == b.gpu_number;
-}
-
 struct Comparison {
   std::vector<Entry> entries;
   std::vector<std::string> rows;

@@ -20,6 +20,17 @@ struct Entry {
   int gpu_number = 0;
 };
 
+// The same GPU of the same run.
+inline bool same_entry(const Entry& a, const Entry& b) {
+  return a.run == b.run && a.gpu_number == b.gpu_number;
+}
+
+// A table cell of a reading that may be missing ("n/a").
+inline Value optional_value(const std::optional<double>& v) {
+  if (!v) return std::monostate{};
+  return *v;
+}
+
 class ReportBuilder {
  public:
   ReportBuilder(const std::vector<store::RunData>& runs, const ReportOptions& options);

@@ -19,11 +19,6 @@ struct ShareRow {
   std::optional<double> total, gain, fairness, energy_per_sample_j;
 };
 
-Value optional_value(const std::optional<double>& v) {
-  if (!v) return std::monostate{};
-  return *v;
-}
-
 std::vector<ShareRow> collect(const ReportBuilder& b) {
   namespace names = store::names;
   std::vector<ShareRow> rows;

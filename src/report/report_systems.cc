@@ -16,11 +16,6 @@ Value text_or_missing(const std::optional<std::string>& text) {
   return *text;
 }
 
-Value optional_value(const std::optional<double>& v) {
-  if (!v) return std::monostate{};
-  return *v;
-}
-
 // How many readings a GPU record holds: the fullest record of a GPU is the one shown.
 int richness(const store::GpuRecord& g) {
   return g.pci_bus_id.has_value() + g.compute_capability.has_value() + g.sm_count.has_value() +

@@ -117,11 +117,6 @@ std::string reasons_text(std::uint64_t bits) {
   return out;
 }
 
-Value optional_value(const std::optional<double>& v) {
-  if (!v) return std::monostate{};
-  return *v;
-}
-
 bool has_throttle_measurements(const store::RunData& run) {
   return std::any_of(run.measurements.begin(), run.measurements.end(),
                      [](const store::Measurement& m) { return m.name == names::kThrottleSeconds; });

@@ -15,7 +15,7 @@ struct UnitInfo {
   std::string_view display_symbol;  // as people read it
 };
 
-constexpr std::array<UnitInfo, 16> kUnits = {{
+constexpr std::array<UnitInfo, 17> kUnits = {{
     {Unit::none, "", ""},
     {Unit::count, "count", ""},
     {Unit::ratio, "1", "%"},
@@ -26,6 +26,7 @@ constexpr std::array<UnitInfo, 16> kUnits = {{
     {Unit::flop_per_second, "FLOP/s", "FLOP/s"},
     {Unit::op_per_second, "OP/s", "OP/s"},
     {Unit::flop_per_joule, "FLOP/J", "FLOP/J"},
+    {Unit::op_per_joule, "OP/J", "OP/J"},
     {Unit::watts, "W", "W"},
     {Unit::joules, "J", "J"},
     {Unit::hertz, "Hz", "Hz"},
@@ -48,6 +49,7 @@ bool uses_si_prefix(Unit unit) {
     case Unit::flop_per_second:
     case Unit::op_per_second:
     case Unit::flop_per_joule:
+    case Unit::op_per_joule:
     case Unit::watts:
     case Unit::joules:
       return true;
@@ -105,6 +107,13 @@ std::string grouped(double v) {
 }
 
 }  // namespace
+
+Unit cell_unit(const Table& table, std::size_t row, std::size_t column) {
+  if (auto it = table.cell_units.find({row, column}); it != table.cell_units.end()) {
+    return it->second;
+  }
+  return column < table.columns.size() ? table.columns[column].unit : Unit::none;
+}
 
 std::string_view unit_symbol(Unit unit) {
   return info(unit).store_symbol;

@@ -64,10 +64,11 @@ class ConsoleReporter final : public Reporter {
     std::vector<std::string> header;
     for (const Column& c : t.columns) header.push_back(c.title);
     TextTable table(header);
-    for (const auto& row : t.rows) {
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+      const auto& row = t.rows[r];
       std::vector<std::string> cells;
       for (std::size_t i = 0; i < t.columns.size(); ++i) {
-        cells.push_back(i < row.size() ? cell_text(row[i], t.columns[i].unit) : "");
+        cells.push_back(i < row.size() ? cell_text(row[i], cell_unit(t, r, i)) : "");
       }
       table.add_row(std::move(cells));
     }

@@ -172,9 +172,11 @@ class HtmlReporter final : public Reporter {
       html << fmt::format("<th{}>{}</th>", numeric ? " class=\"num\"" : "", html_escape(c.title));
     }
     html << "</tr></thead><tbody>\n";
-    for (const auto& row : t.rows) {
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+      const auto& row = t.rows[r];
       html << "<tr>";
       for (std::size_t i = 0; i < t.columns.size(); ++i) {
+        const Unit unit = cell_unit(t, r, i);
         const Value empty;
         const Value& v = i < row.size() ? row[i] : empty;
         std::string classes;
@@ -182,12 +184,12 @@ class HtmlReporter final : public Reporter {
         if (std::holds_alternative<std::monostate>(v)) classes = "na";
         std::string exact;
         if (const double* number = std::get_if<double>(&v); number && std::isfinite(*number)) {
-          std::string_view symbol = unit_symbol(t.columns[i].unit);
+          std::string_view symbol = unit_symbol(unit);
           exact = fmt::format(" title=\"{}{}{}\"", *number, symbol.empty() ? "" : " ",
                               html_escape(symbol));
         }
         html << fmt::format("<td{}{}>{}</td>", classes.empty() ? "" : " class=\"" + classes + "\"",
-                            exact, html_escape(cell_text(v, t.columns[i].unit)));
+                            exact, html_escape(cell_text(v, unit)));
       }
       html << "</tr>\n";
     }

@@ -17,8 +17,16 @@ json table_json(const Table& t) {
     for (const Value& v : row) cells.push_back(cell_json(v));
     rows.push_back(std::move(cells));
   }
-  return {{"type", "table"},      {"key", t.key},       {"title", t.title},
-          {"caption", t.caption}, {"columns", columns}, {"rows", rows}};
+  json out = {{"type", "table"},      {"key", t.key},       {"title", t.title},
+              {"caption", t.caption}, {"columns", columns}, {"rows", rows}};
+  if (!t.cell_units.empty()) {
+    json cell_units = json::array();
+    for (const auto& [at, unit] : t.cell_units) {
+      cell_units.push_back({{"row", at.first}, {"column", at.second}, {"unit", unit_symbol(unit)}});
+    }
+    out["cell_units"] = std::move(cell_units);
+  }
+  return out;
 }
 
 json numbers(const std::vector<double>& values) {

@@ -90,10 +90,11 @@ class MarkdownReporter final : public Reporter {
     out_ << "\n|";
     for (const Column& c : t.columns) out_ << (right_aligned(c.unit) ? " ---: |" : " --- |");
     out_ << '\n';
-    for (const auto& row : t.rows) {
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+      const auto& row = t.rows[r];
       out_ << '|';
       for (std::size_t i = 0; i < t.columns.size(); ++i) {
-        std::string cell = i < row.size() ? cell_text(row[i], t.columns[i].unit) : "";
+        std::string cell = i < row.size() ? cell_text(row[i], cell_unit(t, r, i)) : "";
         out_ << ' ' << md_cell(cell) << " |";
       }
       out_ << '\n';

@@ -5,12 +5,13 @@
 
 #include <algorithm>
 
+#include "common/json_fields.h"
 #include "store/importers.h"
-#include "store/json_fields.h"
 
 namespace gpuscope::store::detail {
 namespace {
 
+using gpuscope::detail::JsonFields;
 using nlohmann::json;
 
 constexpr int kBurnSchema = 1;

@@ -6,12 +6,13 @@
 #include <map>
 #include <set>
 
+#include "common/json_fields.h"
 #include "store/importers.h"
-#include "store/json_fields.h"
 
 namespace gpuscope::store::detail {
 namespace {
 
+using gpuscope::detail::JsonFields;
 using nlohmann::json;
 
 constexpr int kMonitorSchema = 1;

@@ -23,14 +23,18 @@ std::optional<PeakRecord> datasheet_peak(const GpuRecord& gpu) {
   }
   auto peak = peak_rates_for(description);
   if (!peak.ok()) return std::nullopt;
+  return peak_record(*peak);
+}
+
+PeakRecord peak_record(const PeakRates& peak) {
   PeakRecord record;
-  record.model = peak->model;
-  for (const auto& [precision, rate] : peak->flops_per_s) {
+  record.model = peak.model;
+  for (const auto& [precision, rate] : peak.flops_per_s) {
     record.flops_per_s[std::string(precision_name(precision))] = rate;
   }
-  record.memory_bytes_per_s = peak->memory_bandwidth_bytes_per_s;
-  record.source = peak->source;
-  record.estimated = peak->estimated;
+  record.memory_bytes_per_s = peak.memory_bandwidth_bytes_per_s;
+  record.source = peak.source;
+  record.estimated = peak.estimated;
   return record;
 }
 

@@ -1,15 +1,15 @@
 // The "gpuscope.records" JSON format: runs as plain JSON, for fixtures and exchange.
 #include <fmt/format.h>
 
+#include "common/json_fields.h"
 #include "gpuscope/json.h"
 #include "gpuscope/store.h"
-#include "store/json_fields.h"
 #include "store/record_json.h"
 
 namespace gpuscope::store {
 namespace {
 
-using detail::JsonFields;
+using gpuscope::detail::JsonFields;
 using nlohmann::json;
 
 json run_to_json(const RunRecord& r) {

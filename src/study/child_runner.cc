@@ -1,12 +1,18 @@
 // The real step runner: the gpuscope executable itself, one child process per step, its stdout
-// (the JSON document) and stderr kept in the step's files.
+// (the JSON document) and stderr kept in the step's files. The `info` step needs no isolation
+// (it reads NVML and CUDA's device list, creating no CUDA context): it runs in this process.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "gpuscope/cuda_probe.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/info.h"
+#include "gpuscope/info_report.h"
+#include "gpuscope/nvml.h"
 #include "gpuscope/observe.h"
 #include "gpuscope/study.h"
 #include "study/json_file.h"
@@ -30,11 +36,38 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 using detail::read_json;
 
+// What `gpuscope info --json` would print and exit with, from collect_info in this process.
+ChildEnd run_info_here(const Step& step, const StepFiles& files) {
+  const auto started = std::chrono::steady_clock::now();
+  ChildEnd end;
+  std::ofstream log(files.log, std::ios::trunc);
+  log << "# gpuscope study step " << step.id << ": collect_info in the study's own process\n";
+  Result<SystemInfo> info = [] {
+    auto session = nvml::Session::open();
+    if (!session.ok()) return Result<SystemInfo>(session.status());
+    return collect_info(**session, probe_cuda(), InfoOptions{});
+  }();
+  Status failed = info.ok() ? Status() : info.status();
+  if (info.ok() && !info->failures.empty()) failed = info->failures.front().status;
+  const json document = info.ok() ? info_to_json(*info) : info_error_json(info.status());
+  std::ofstream(files.json, std::ios::trunc) << document.dump(2) << '\n';
+  if (!failed.ok()) {
+    end.stderr_tail = "gpuscope: error: " + failed.message();
+    log << end.stderr_tail << '\n';
+  }
+  end.exit_code = failed.ok() ? int{kExitOk} : exit_code_for(failed.code());
+  end.output = document;
+  end.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  log << "# ended: exit " << *end.exit_code << '\n';
+  return end;
+}
+
 class ChildRunner final : public StepRunner {
  public:
   explicit ChildRunner(std::string program) : program_(std::move(program)) {}
 
   ChildEnd run(const Step& step, const StepFiles& files) override {
+    if (step.kind == StepKind::info) return run_info_here(step, files);
     ChildEnd end;
     observe::Options options;
     options.argv.push_back(program_);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/info_report.h"
 #include "gpuscope/precision.h"
 #include "gpuscope/study.h"
 #include "study/json_file.h"
@@ -35,10 +36,19 @@ std::string text(const json& j, const char* key) {
   return j[key].get<std::string>();
 }
 
-const json* info_gpu(const json* info, int index) {
-  if (info == nullptr || !info->contains("gpus") || !(*info)["gpus"].is_array()) return nullptr;
-  for (const json& g : (*info)["gpus"]) {
-    if (g.value("index", -1) == index) return &g;
+// The info step's document, read by its one reader (info_from_json). One that does not read
+// back counts as absent: the answers that need it are left out.
+std::optional<SystemInfo> read_info(const json* info) {
+  if (info == nullptr) return std::nullopt;
+  auto read = info_from_json(*info);
+  if (!read.ok()) return std::nullopt;
+  return std::move(*read);
+}
+
+const GpuInfo* info_gpu(const std::optional<SystemInfo>& info, int index) {
+  if (!info) return nullptr;
+  for (const GpuInfo& g : info->gpus) {
+    if (static_cast<int>(g.index) == index) return &g;
   }
   return nullptr;
 }
@@ -68,13 +78,11 @@ std::string gib(std::optional<double> bytes) {
   return bytes ? fmt::format("{:.1f} GiB", *bytes / (1024.0 * 1024 * 1024)) : "memory n/a";
 }
 
-void add_host_link_problems(const json& target, int gpu, const json* info, Headlines& out) {
-  const json* g = info_gpu(info, gpu);
-  if (g == nullptr || !g->contains("pcie") || !target.contains("host_link")) return;
-  const json& pcie = (*g)["pcie"];
+void add_host_link_problems(const json& target, int gpu, const GpuInfo* g, Headlines& out) {
+  if (g == nullptr || !target.contains("host_link")) return;
   // The link's own best: the lower of what the GPU and the slot can do.
-  auto gen = number(pcie, "generation_max");
-  auto width = number(pcie, "width_max");
+  const std::optional<unsigned> gen = g->pcie_gen_max;
+  const std::optional<unsigned> width = g->pcie_width_max;
   if (!gen || !width) return;
   auto expected = pcie_link_bytes_per_s(static_cast<int>(*gen), static_cast<int>(*width));
   if (!expected) return;
@@ -157,22 +165,26 @@ std::optional<double> pcie_link_bytes_per_s(int generation, int width) {
   return per_lane * width * 0.85;
 }
 
-void add_info_problems(const json& info, const std::vector<int>& gpus, Headlines& out) {
-  if (info.contains("failures") && info["failures"].is_array()) {
-    for (const json& f : info["failures"]) {
-      out.problems.push_back(
-          problem(f.contains("index") ? std::optional<int>(f.value("index", 0)) : std::nullopt,
-                  Severity::error, "gpu_failure",
-                  fmt::format("GPU {} did not answer: {}", f.value("index", -1),
-                              text(f, "message").empty() ? f.dump() : text(f, "message"))));
-    }
+void add_info_problems(const json& document, const std::vector<int>& gpus, Headlines& out) {
+  const std::optional<SystemInfo> info = read_info(&document);
+  if (!info) return;
+  for (const GpuFailure& f : info->failures) {
+    const int index = static_cast<int>(f.index);
+    out.problems.push_back(problem(
+        index, Severity::error, "gpu_failure",
+        fmt::format("GPU {} did not answer: {}", index,
+                    f.status.message().empty() ? f.status.to_string() : f.status.message())));
   }
   for (int gpu : gpus) {
-    const json* g = info_gpu(&info, gpu);
-    if (g == nullptr || !g->contains("pcie")) continue;
-    const json& pcie = (*g)["pcie"];
-    auto width = number(pcie, "width"), width_max = number(pcie, "width_max");
-    auto gen = number(pcie, "generation"), gen_max = number(pcie, "generation_max");
+    const GpuInfo* g = info_gpu(info, gpu);
+    if (g == nullptr) continue;
+    // As doubles: the shares below are printed with decimals.
+    const auto as_double = [](std::optional<unsigned> v) -> std::optional<double> {
+      if (!v) return std::nullopt;
+      return static_cast<double>(*v);
+    };
+    const auto width = as_double(g->pcie_width_current), width_max = as_double(g->pcie_width_max);
+    const auto gen = as_double(g->pcie_gen_current), gen_max = as_double(g->pcie_gen_max);
     if (width && width_max && *width < *width_max) {
       out.problems.push_back(
           problem(gpu, Severity::warning, "pcie_link_degraded",
@@ -188,8 +200,7 @@ void add_info_problems(const json& info, const std::vector<int>& gpus, Headlines
                               "measured)",
                               gpu, *gen, *gen_max)));
     }
-    if (auto gpu_gen = number(pcie, "generation_gpu_max");
-        gpu_gen && gen_max && *gen_max < *gpu_gen) {
+    if (auto gpu_gen = as_double(g->pcie_gen_gpu_max); gpu_gen && gen_max && *gen_max < *gpu_gen) {
       out.problems.push_back(problem(gpu, Severity::warning, "pcie_slot_slower_than_gpu",
                                      fmt::format("GPU {} can do PCIe Gen{} but its slot only Gen{}",
                                                  gpu, *gpu_gen, *gen_max)));
@@ -197,11 +208,12 @@ void add_info_problems(const json& info, const std::vector<int>& gpus, Headlines
   }
 }
 
-void add_burn_answers(const json& burn, const json* info, Headlines& out) {
+void add_burn_answers(const json& burn, const json* info_document, Headlines& out) {
   if (!burn.contains("targets") || !burn["targets"].is_array()) return;
+  const std::optional<SystemInfo> info = read_info(info_document);
   for (const json& target : burn["targets"]) {
     const int gpu = target.value("gpu_index", 0);
-    const json* g = info_gpu(info, gpu);
+    const GpuInfo* g = info_gpu(info, gpu);
     std::vector<analysis::GemmSpan> spans;
     for (const json& row : target.value("gemm", json::array())) {
       ComputeAnswer a;
@@ -209,8 +221,11 @@ void add_burn_answers(const json& burn, const json* info, Headlines& out) {
       a.precision = text(row, "precision");
       if (row.contains("flop_per_s")) a.achieved_flop_per_s = number(row["flop_per_s"], "median");
       a.fraction = number(row, "fraction_of_peak");
-      if (g != nullptr && g->contains("peak") && (*g)["peak"].contains("flops_per_s")) {
-        a.datasheet_flop_per_s = number((*g)["peak"]["flops_per_s"], a.precision.c_str());
+      if (const auto precision = parse_precision(a.precision);
+          g != nullptr && g->peak && precision) {
+        if (auto it = g->peak->flops_per_s.find(*precision); it != g->peak->flops_per_s.end()) {
+          a.datasheet_flop_per_s = it->second;
+        }
       }
       if (!a.datasheet_flop_per_s && a.achieved_flop_per_s && a.fraction && *a.fraction > 0) {
         a.datasheet_flop_per_s = *a.achieved_flop_per_s / *a.fraction;
@@ -225,10 +240,8 @@ void add_burn_answers(const json& burn, const json* info, Headlines& out) {
       spans.push_back(gemm_span(row, a));
     }
     // The same rules, thresholds and words as the report's (gpuscope/analysis.h).
-    std::optional<double> slowdown;
-    if (g != nullptr && g->contains("temperature")) {
-      slowdown = number((*g)["temperature"], "slowdown_c");
-    }
+    const std::optional<double> slowdown =
+        g != nullptr ? g->temperature_slowdown_c : std::optional<double>();
     for (Finding& f : analysis::burn_findings(spans, gpu, slowdown)) {
       if (f.id == "not_measured") continue;  // the compute answers say so (note)
       out.problems.push_back(std::move(f));
@@ -244,7 +257,7 @@ void add_burn_answers(const json& burn, const json* info, Headlines& out) {
       out.problems.push_back(problem(gpu, Severity::error, "burn_failed",
                                      fmt::format("GPU {}: burn: {}", gpu, failure)));
     }
-    add_host_link_problems(target, gpu, info, out);
+    add_host_link_problems(target, gpu, g, out);
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "gpuscope/info_report.h"
 #include "gpuscope/study.h"
 
 namespace gpuscope::study {
@@ -56,31 +57,6 @@ std::string gpu_id(const Target& gpu) {
                      gpu.mig->compute_instance_id);
 }
 
-// A whole GPU, or a GPU in MIG mode followed by its instances, from one GPU of the info JSON.
-void add_gpu(const nlohmann::json& g, std::vector<Target>& out) {
-  Target gpu;
-  gpu.gpu_index = static_cast<unsigned>(g["index"].get<int>());
-  gpu.gpu_uuid = g.value("uuid", "");
-  gpu.gpu_name = g.value("name", "");
-  gpu.name = gpu.gpu_name;
-  const nlohmann::json mig = g.value("mig", nlohmann::json::object());
-  gpu.mig_mode = mig.value("current", false);
-  out.push_back(gpu);
-  if (!gpu.mig_mode) return;
-  for (const nlohmann::json& m : mig.value("instances", nlohmann::json::array())) {
-    Target instance = gpu;
-    instance.mig_mode = false;
-    instance.mig = MigPlacement{m.value("gpu_instance_id", 0u), m.value("compute_instance_id", 0u),
-                                m.value("uuid", ""), m.value("profile", "")};
-    instance.name = m.value("name", "");
-    if (m.contains("sm_count")) instance.sm_count = m["sm_count"].get<unsigned>();
-    if (m.contains("memory_total_bytes")) {
-      instance.memory_total_bytes = m["memory_total_bytes"].get<std::uint64_t>();
-    }
-    out.push_back(std::move(instance));
-  }
-}
-
 }  // namespace
 
 std::string_view level_name(Level level) {
@@ -117,44 +93,13 @@ std::string_view step_kind_name(StepKind kind) {
   }
 }
 
-namespace {
-
-// machine_from_info after its "kind" check. Throws nlohmann::json::exception on a mistyped field.
-Result<Machine> machine_from_info_fields(const nlohmann::json& info) {
-  if (info.contains("error")) {
-    return Status(Code::data_error,
-                  fmt::format("`gpuscope info` failed: {}",
-                              info["error"].value("message", info["error"].dump())));
-  }
-  Machine machine;
-  if (info.contains("host") && info["host"].is_object()) {
-    machine.hostname = info["host"].value("hostname", "");
-  }
-  if (!info.contains("gpus") || !info["gpus"].is_array()) {
-    return Status(Code::data_error, "`gpuscope info --json` output has no \"gpus\" list");
-  }
-  for (const nlohmann::json& g : info["gpus"]) {
-    if (!g.is_object() || !g.contains("index") || !g["index"].is_number_integer()) {
-      return Status(Code::data_error, "a GPU of `gpuscope info --json` has no index");
-    }
-    add_gpu(g, machine.gpus);
-  }
-  return machine;
+Machine machine_from_info(const SystemInfo& info) {
+  return Machine{info.hostname, targets_of(info)};
 }
 
-}  // namespace
-
 Result<Machine> machine_from_info(const nlohmann::json& info) {
-  if (!info.is_object() || info.value("kind", nlohmann::json()) != "gpuscope.info") {
-    return Status(Code::data_error, "not the output of `gpuscope info --json`");
-  }
-  // A field of another type than `gpuscope info` writes throws from value(): not its output.
-  try {
-    return machine_from_info_fields(info);
-  } catch (const nlohmann::json::exception& e) {
-    return Status(Code::data_error,
-                  fmt::format("not the output of `gpuscope info --json`: {}", e.what()));
-  }
+  GPUSCOPE_ASSIGN_OR_RETURN(SystemInfo read, info_from_json(info));
+  return machine_from_info(read);
 }
 
 Result<std::vector<Target>> choose_gpus(const Options& options, const Machine& machine) {

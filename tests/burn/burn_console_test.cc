@@ -35,6 +35,19 @@ TEST(BurnConsole, PrintsATablePerDeviceWithEveryColumn) {
   EXPECT_THAT(out, Not(HasSubstr(" \n")));  // no trailing blanks
 }
 
+// int8 counts integer operations: once it ran, both rate headers say its unit.
+TEST(BurnConsole, AMeasuredInt8RowNamesItsIntegerUnits) {
+  burn::Report report = burn::testing::sample_report();
+  burn::PrecisionRow& int8 = report.targets[0].gemm.back();
+  ASSERT_EQ(int8.precision, Precision::int8);
+  int8.status = burn::RowStatus::measured;
+  int8.flop_per_second_median = 1.3465e15;
+  int8.flop_per_joule = 2.1e12;
+  const std::string out = printed(report);
+  EXPECT_THAT(out, HasSubstr("TFLOP/s (int8: TOP/s)"));
+  EXPECT_THAT(out, HasSubstr("TFLOP/J (int8: TOP/J)"));
+}
+
 TEST(BurnConsole, PrintsMemoryAndHostLinkTables) {
   const std::string out = printed(burn::testing::sample_report());
   EXPECT_THAT(out, HasSubstr("Device memory bandwidth (bytes read + bytes written, both counted)"));

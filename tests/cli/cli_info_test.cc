@@ -35,8 +35,7 @@ CliRun gpuscope(const std::string& env, const std::string& args) {
 }
 
 std::string with_fake(const std::string& fixture) {
-  return std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-         " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/nvml/" + fixture;
+  return testing::fake_nvml_env("nvml/" + fixture);
 }
 
 std::string write_scenario(const std::string& name, const std::string& json) {

@@ -47,8 +47,7 @@ std::string fresh(const std::string& name) {
 }
 
 std::string fake_env(const std::string& fixture = "telemetry/two_gpus.json") {
-  return std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-         " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/" + fixture;
+  return testing::fake_nvml_env(fixture);
 }
 
 // Runs a shell command line (gpuscope is $GPUSCOPE), capturing both streams.

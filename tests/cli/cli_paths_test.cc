@@ -27,21 +27,14 @@ using testing::CliRun;
 using testing::run_captured;
 using testing::slurp;
 
-// A folder of this test's own (CTest runs tests in parallel processes).
 std::string scratch() {
-  std::string dir = ::testing::TempDir() + "/gpuscope_paths_" + std::to_string(::getpid()) + "_" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing::test_scratch_dir("gpuscope_paths");
 }
 
 // Runs `gpuscope ARGS` with the fake NVML and the fake gpuscope-torch.
 CliRun gpuscope(const std::string& dir, const std::string& args) {
   static int counter = 0;
-  const std::string env = std::string("env GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                          " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
-                          "/telemetry/two_gpus.json" +
+  const std::string env = "env " + testing::fake_nvml_env("telemetry/two_gpus.json") +
                           " GPUSCOPE_TORCH_BIN=" + GPUSCOPE_FAKE_TORCH + " ";
   return run_captured(env + GPUSCOPE_BIN + " " + args, dir + "/std" + std::to_string(++counter));
 }

@@ -202,6 +202,8 @@ TEST_F(CliStudy, RunsEveryStepAndPrintsTheAnswers) {
   EXPECT_THAT(run.out, HasSubstr("bf16     706.4 TFLOP/s"));
   EXPECT_THAT(run.out, HasSubstr("fastest:        bf16 2981 samples/s"));
   EXPECT_TRUE(fs::exists(dir_ / "steps/info.json"));
+  EXPECT_EQ(calls_of("info"), 0);  // collect_info in the study's process, no child
+  EXPECT_EQ(json::parse(slurp(dir_ / "steps/info.json"))["kind"], "gpuscope.info");
   EXPECT_TRUE(fs::exists(dir_ / "steps/burn-gpu0.log"));
   EXPECT_TRUE(fs::exists(dir_ / "gpuscope.db"));
   EXPECT_TRUE(fs::exists(dir_ / "report.html") || run.err.find("plotly") != std::string::npos);

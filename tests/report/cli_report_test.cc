@@ -24,13 +24,8 @@ using testing::CliRun;
 using testing::run_captured;
 using testing::slurp;
 
-// A directory of this test's own (CTest runs tests in parallel).
 std::string scratch() {
-  std::string dir = ::testing::TempDir() + "/gpuscope_report_" + std::to_string(::getpid()) + "_" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing::test_scratch_dir("gpuscope_report");
 }
 
 CliRun gpuscope(const std::string& dir, const std::string& args) {

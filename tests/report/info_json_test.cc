@@ -127,3 +127,49 @@ TEST(InfoJson, RecordedH100AgreesWithNvidiaSmi) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// The one reader of the format gives back what the writer was given: writing it again is the
+// same document, for the hand-made system and for the H100's recording.
+TEST(InfoJsonReader, RoundTripsTheWritersOutput) {
+  const nlohmann::json written = info_to_json(sample_system());
+  auto read = info_from_json(written);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ(info_to_json(*read), written);
+  EXPECT_EQ(read->gpus[0].mig_instances[0].sm_count, 42u);
+  EXPECT_EQ(read->failures[0].status.code(), Code::gpu_lost);
+
+  std::ifstream in(fixture("h100_recorded_2026-11-22.json"));
+  const nlohmann::json recorded = nlohmann::json::parse(in);
+  auto h100 = info_from_json(recorded);
+  ASSERT_TRUE(h100.ok()) << h100.status().to_string();
+  EXPECT_EQ(info_to_json(*h100), recorded);
+  EXPECT_EQ(h100->gpus[0].cc_major, 9);
+}
+
+TEST(InfoJsonReader, RefusesMalformedInputNamingTheField) {
+  nlohmann::json doc = info_to_json(sample_system());
+  doc["gpus"][0]["memory"]["total_bytes"] = "40 GB";
+  auto read = info_from_json(doc);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.code(), Code::data_error);
+  EXPECT_THAT(read.status().message(), ::testing::HasSubstr("info.gpus[0].memory.total_bytes"));
+
+  doc = info_to_json(sample_system());
+  doc["gpus"][0].erase("uuid");
+  EXPECT_THAT(info_from_json(doc).status().message(), ::testing::HasSubstr("uuid: missing"));
+
+  doc = info_to_json(sample_system());
+  doc["schema_version"] = kInfoSchemaVersion + 1;
+  EXPECT_THAT(info_from_json(doc).status().message(), ::testing::HasSubstr("schema_version"));
+
+  EXPECT_EQ(info_from_json(nlohmann::json{{"kind", "gpuscope.burn"}}).code(), Code::data_error);
+  EXPECT_EQ(info_from_json(nlohmann::json::array()).code(), Code::data_error);
+  auto failed = info_from_json(info_error_json(Status(Code::no_driver, "no libnvidia-ml")));
+  EXPECT_THAT(failed.status().message(), ::testing::HasSubstr("no libnvidia-ml"));
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -83,6 +83,14 @@ TEST(ReportBuildTest, FixturesGiveEverySectionAndTheAnswerFirst) {
   EXPECT_EQ(gemm->rows.size(), 7u);
   EXPECT_EQ(std::get<std::string>(gemm->rows.front()[0]), "fp64");
   EXPECT_EQ(std::get<std::string>(gemm->rows.back()[0]), "int8");
+  // int8 counts integer operations: its rates are OP/s and OP/J, the others' FLOP/s and FLOP/J.
+  for (std::size_t c = 0; c < gemm->columns.size(); ++c) {
+    const Unit column = gemm->columns[c].unit;
+    if (column != Unit::flop_per_second && column != Unit::flop_per_joule) continue;
+    const Unit op = column == Unit::flop_per_second ? Unit::op_per_second : Unit::op_per_joule;
+    EXPECT_EQ(cell_unit(*gemm, gemm->rows.size() - 1, c), op) << gemm->columns[c].key;
+    EXPECT_EQ(cell_unit(*gemm, 0, c), column) << gemm->columns[c].key;
+  }
 
   const Table* knees = find_block<Table>(doc, "sweep_knees");
   ASSERT_NE(knees, nullptr);

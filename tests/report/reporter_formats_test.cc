@@ -168,6 +168,41 @@ TEST(ReporterTest, JsonCarriesItsSchemaVersionAndRawSiNumbers) {
   EXPECT_TRUE(table["rows"][2][4].is_null()) << "NaN is null";
 }
 
+// A cell may have another unit than its column: int8's integer operations in a FLOP/s column.
+TEST(ReporterTest, ACellShowsItsOwnUnitInEveryFormatForPeople) {
+  Document doc;
+  Section s;
+  s.key = "burn";
+  s.title = "Compute";
+  Table t;
+  t.key = "burn_gemm";
+  t.columns = {{"precision", "precision", Unit::none},
+               {"median_flop_per_s", "median", Unit::flop_per_second},
+               {"flop_per_j", "efficiency", Unit::flop_per_joule}};
+  t.rows = {{std::string("bf16"), 711.5e12, 1.1e12}, {std::string("int8"), 1.3465e15, 2.1e12}};
+  t.cell_units = {{{1, 1}, Unit::op_per_second}, {{1, 2}, Unit::op_per_joule}};
+  s.blocks.push_back(t);
+  doc.sections.push_back(s);
+  EXPECT_EQ(cell_unit(t, 0, 1), Unit::flop_per_second);
+  EXPECT_EQ(cell_unit(t, 1, 1), Unit::op_per_second);
+  for (std::string_view format : {"console", "md", "html"}) {
+    std::ostringstream out;
+    auto reporter = make_reporter(format, out);
+    ASSERT_TRUE(reporter.ok());
+    ASSERT_TRUE(write_document(**reporter, doc).ok());
+    EXPECT_THAT(out.str(), HasSubstr("712 TFLOP/s")) << format;
+    EXPECT_THAT(out.str(), HasSubstr("1.35 POP/s")) << format;
+    EXPECT_THAT(out.str(), HasSubstr("2.10 TOP/J")) << format;
+    EXPECT_THAT(out.str(), Not(HasSubstr("1.35 PFLOP/s"))) << format;
+  }
+  std::ostringstream json_out;
+  auto json_reporter = make_reporter("json", json_out);
+  ASSERT_TRUE(write_document(**json_reporter, doc).ok());
+  const auto table = nlohmann::json::parse(json_out.str())["sections"][0]["blocks"][0];
+  EXPECT_EQ(table["cell_units"][0]["unit"], "OP/s");
+  EXPECT_EQ(table["cell_units"][0]["row"], 1);
+}
+
 TEST(ReporterTest, CsvKeepsFullPrecisionAndQuotes) {
   std::string csv = render("csv");
   EXPECT_THAT(csv, HasSubstr("burn_gemm,bf16,711500000000000,0.7191,0,63,1395000000,3792699392,"));

@@ -215,5 +215,31 @@ TEST(ResultFileTest, BurnWorkerLinesReportVerificationErrors) {
   EXPECT_EQ(read_result_file(path).code(), Code::data_error);
 }
 
+// The store reads worker lines with burn's own reader of the protocol: a malformed line is
+// refused naming the line and the field, and one file describes one GPU.
+TEST(ResultFileTest, BurnWorkerLinesThatBreakTheProtocolAreRefusedSayingWhere) {
+  ScratchDir dir;
+  std::string path = dir.file("worker.jsonl");
+  const std::string device =
+      R"({"v":1,"type":"device","name":"NVIDIA H100 80GB HBM3","uuid":"GPU-1","sm_count":132})";
+  testing::write_bytes(path, device + "\n" +
+                                 R"({"v":1,"type":"gemm_window","precision":"bf16","window":0,)"
+                                 R"("gemms":"many","flop":1e15,"seconds":1,"elapsed_seconds":1,)"
+                                 R"("mismatches":0,"nan_count":0,"inf_count":0})"
+                                 "\n");
+  auto runs = read_result_file(path);
+  ASSERT_EQ(runs.code(), Code::data_error);
+  EXPECT_THAT(runs.status().message(), HasSubstr("line 2"));
+  EXPECT_THAT(runs.status().message(), HasSubstr("'gemm_window' line without a valid 'gemms'"));
+
+  testing::write_bytes(path, device + "\n" +
+                                 R"({"v":1,"type":"device","name":"NVIDIA H100 80GB HBM3",)"
+                                 R"("uuid":"GPU-2","sm_count":132})"
+                                 "\n");
+  runs = read_result_file(path);
+  ASSERT_EQ(runs.code(), Code::data_error);
+  EXPECT_THAT(runs.status().message(), HasSubstr("a second device (GPU-2 after GPU-1)"));
+}
+
 }  // namespace
 }  // namespace gpuscope::store

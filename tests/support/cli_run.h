@@ -46,6 +46,25 @@ inline std::string scratch_dir(const std::string& name) {
   return dir;
 }
 
+// A fresh folder of the running test's own, TempDir()/PREFIX_PID_TESTNAME: emptied when it was
+// there (CTest runs tests in parallel processes; a test may run again in the same process).
+inline std::string test_scratch_dir(const std::string& prefix) {
+  const std::string dir = ::testing::TempDir() + "/" + prefix + "_" + std::to_string(getpid()) +
+                          "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+#if defined(GPUSCOPE_FAKE_NVML_PATH) && defined(GPUSCOPE_TEST_FIXTURES)
+// The environment (KEY=VALUE ...) that points gpuscope at the fake NVML playing `scenario`, a
+// path under tests/fixtures ("nvml/h100_sxm.json").
+inline std::string fake_nvml_env(const std::string& scenario) {
+  return std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+         " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/" + scenario;
+}
+#endif
+
 // A path in `dir` for this test process (CTest runs tests in parallel processes) with nothing
 // there yet: no file, nor the -wal and -shm files of a SQLite store.
 inline std::string fresh_path(const std::string& dir, const std::string& name) {

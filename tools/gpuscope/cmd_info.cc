@@ -23,11 +23,7 @@ struct InfoArgs {
 
 int print_error(const InfoArgs& args, const Status& status) {
   if (args.json) {
-    nlohmann::json out = {
-        {"schema_version", kInfoSchemaVersion},
-        {"kind", "gpuscope.info"},
-        {"error", {{"code", code_name(status.code())}, {"message", status.message()}}}};
-    std::cout << out.dump(2) << '\n';
+    std::cout << info_error_json(status).dump(2) << '\n';
   }
   return report_error(status);
 }
@@ -42,13 +38,13 @@ int run_info(const InfoArgs& args) {
   auto info = collect_info(**session, cuda, InfoOptions{args.gpu});
   if (!info.ok()) return print_error(args, info.status());
 
-  const nlohmann::json document = info_to_json(*info);
   if (args.json) {
-    std::cout << document.dump(2) << '\n';
+    std::cout << info_to_json(*info).dump(2) << '\n';
   } else {
     print_info(*info, std::cout);
   }
-  if (Status recorded = store->record(document, started, unix_now_s()); !recorded.ok()) {
+  if (Status recorded = store->record(store::info_to_run(*info), started, unix_now_s());
+      !recorded.ok()) {
     return report_error(recorded.with_context("--store " + args.store));
   }
   if (!info->failures.empty()) {

@@ -32,12 +32,18 @@ Status StoreOption::record(const nlohmann::json& document, double started_unix_s
   if (!store_) return Status{};
   GPUSCOPE_ASSIGN_OR_RETURN(std::vector<store::RunData> runs, store::runs_from_document(document));
   for (store::RunData& data : runs) {
-    data.run.command_line = command_line();
-    data.run.started_unix_s = started_unix_s;
-    data.run.ended_unix_s = ended_unix_s;
-    GPUSCOPE_ASSIGN_OR_RETURN(store::RunId id, store_->write(data));
-    std::cerr << fmt::format("gpuscope: {} run {} written to {}\n", data.run.kind, id, path_);
+    GPUSCOPE_RETURN_IF_ERROR(record(std::move(data), started_unix_s, ended_unix_s));
   }
+  return Status{};
+}
+
+Status StoreOption::record(store::RunData data, double started_unix_s, double ended_unix_s) {
+  if (!store_) return Status{};
+  data.run.command_line = command_line();
+  data.run.started_unix_s = started_unix_s;
+  data.run.ended_unix_s = ended_unix_s;
+  GPUSCOPE_ASSIGN_OR_RETURN(store::RunId id, store_->write(data));
+  std::cerr << fmt::format("gpuscope: {} run {} written to {}\n", data.run.kind, id, path_);
   return Status{};
 }
 

@@ -24,6 +24,8 @@ class StoreOption {
   // Writes the runs of `document` (`info --json` or `burn --json` output), with this command
   // line and [started, ended] as their times, and says on stderr where they went.
   Status record(const nlohmann::json& document, double started_unix_s, double ended_unix_s);
+  // Writes one run a command converted from its own records (store::info_to_run).
+  Status record(store::RunData run, double started_unix_s, double ended_unix_s);
 
  private:
   std::string path_;

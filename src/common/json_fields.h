@@ -4,13 +4,15 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "gpuscope/status.h"
 
-namespace gpuscope::store::detail {
+namespace gpuscope::detail {
 
 class JsonFields {
  public:
@@ -60,6 +62,22 @@ class JsonFields {
     }
     return v->get<int>();
   }
+  // A non-negative integer that fits T (unsigned, std::uint64_t).
+  template <typename T>
+  std::optional<T> opt_unsigned(const char* key) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<std::int64_t>() >= 0)) {
+      fail(key, "expected a non-negative integer");
+      return std::nullopt;
+    }
+    const auto value = v->get<std::uint64_t>();
+    if (value > std::numeric_limits<T>::max()) {
+      fail(key, "too large");
+      return std::nullopt;
+    }
+    return static_cast<T>(value);
+  }
   std::optional<bool> opt_bool(const char* key) {
     const nlohmann::json* v = find(key);
     if (v == nullptr) return std::nullopt;
@@ -96,4 +114,4 @@ class JsonFields {
   inline static const nlohmann::json null_{};
 };
 
-}  // namespace gpuscope::store::detail
+}  // namespace gpuscope::detail
