@@ -41,6 +41,26 @@ TEST(TraceSummary, StepsFromMarksWithTheirBreakdown) {
   EXPECT_NEAR(idle + s.gpu_busy_s, s.window_s, 1e-9);
 }
 
+// The host ran ahead of the GPU: each step's GPU work is what it launched, whenever the GPU ran
+// it; nothing launched in the window's steps is left out, and nothing is counted twice.
+TEST(TraceSummary, AStepOwnsTheGpuWorkItLaunchedWhenTheHostRunsAhead) {
+  TraceSummary s = summarize(queued_loop(10), {}, {});
+  EXPECT_EQ(s.step_source, StepSource::marks);
+  ASSERT_EQ(s.steps.size(), 9u);
+  for (const StepStats& st : s.steps) {
+    EXPECT_NEAR(st.wall_s, 10e-3, 1e-9);
+    EXPECT_EQ(st.kernels, 4u);
+    EXPECT_NEAR(st.kernel_s, 10e-3, 1e-9);
+    EXPECT_NEAR(st.gpu_busy_s, 10e-3, 1e-9);
+  }
+  EXPECT_EQ(s.kernels, 36u);
+  // The GPU never idled while it ran the window's work.
+  EXPECT_NEAR(s.gpu_busy_share, 1.0, 1e-6);
+  double idle = 0;
+  for (const IdleBucket& b : s.idle) idle += b.seconds;
+  EXPECT_NEAR(idle, 0, 1e-9);
+}
+
 TEST(TraceSummary, KernelTimeByKindPrecisionAndTensorCores) {
   TraceSummary s = summarize(starved_loop(6, true), {}, {});
   bool bf16_tensor = false, fp32_simt = false;
