@@ -72,6 +72,25 @@ TEST(CliTrace, StepsMarkedByTheProgramAreTracedInTheWindow) {
   EXPECT_TRUE(fs::exists(dir + "/telemetry.jsonl"));
 }
 
+// gpuscope-torch's steps (one range name for all, a step mark at each end): found without
+// options, and by the range when asked.
+TEST(CliTrace, GpuscopeTorchStepsAreFoundByMarkAndByRange) {
+  const std::string dir = fresh_dir("torch-steps");
+  CliRun r = gpuscope("trace --json --skip-steps 2 --steps 4 -o " + dir + " -- " +
+                      GPUSCOPE_NVTX_APP + " torch-steps 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["steps"]["source"], "marks");
+  EXPECT_EQ(summary["steps"]["traced"], 4);
+  EXPECT_EQ(summary["window"]["first_step"], 2);
+  CliRun again = gpuscope("trace --analyse " + dir + " --json --step-range 'gpuscope-torch step'");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  summary = nlohmann::json::parse(again.out);
+  EXPECT_EQ(summary["steps"]["source"], "range");
+  // Ranges bound steps by their starts: the four that start in the window bound three.
+  EXPECT_EQ(summary["steps"]["traced"], 3);
+}
+
 TEST(CliTrace, JsonGoesToStdoutAlone) {
   const std::string dir = fresh_dir("json");
   CliRun r = gpuscope("trace --json --skip-steps 0 --steps 3 -o " + dir + " -- " +
