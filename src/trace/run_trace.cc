@@ -115,8 +115,7 @@ std::vector<std::pair<std::string, std::string>> environment(const TraceOptions&
       {"CUDA_INJECTION64_PATH", library},
       {"NVTX_INJECTION64_PATH", library},
       {"GPUSCOPE_TRACE_DIR", fs::absolute(dir).string()},
-      // NVLink multicast stays off in everything gpuscope starts (the lent machines ask it).
-      {"NCCL_NVLS_ENABLE", "0"},
+      // NCCL_NVLS_ENABLE=0 comes from the runner (observe::Process), unless the user set it.
   };
   if (!o.whole_run) {
     env.emplace_back("GPUSCOPE_TRACE_SKIP_STEPS", std::to_string(o.skip_steps));

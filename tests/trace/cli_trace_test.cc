@@ -91,6 +91,13 @@ TEST(CliTrace, GpuscopeTorchStepsAreFoundByMarkAndByRange) {
   EXPECT_EQ(summary["steps"]["traced"], 3);
 }
 
+TEST(CliTrace, TheCommandRunsWithNvlinkMulticastOff) {
+  CliRun r = gpuscope("trace --duration 0 -o " + fresh_dir("nvls") +
+                      " -- sh -c 'echo \"[$NCCL_NVLS_ENABLE]\"'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[0]"));
+}
+
 TEST(CliTrace, JsonGoesToStdoutAlone) {
   const std::string dir = fresh_dir("json");
   CliRun r = gpuscope("trace --json --skip-steps 0 --steps 3 -o " + dir + " -- " +
