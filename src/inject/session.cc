@@ -358,7 +358,8 @@ void Session::flusher_loop() noexcept {
 }
 
 void Session::close_step(ActivityBackend& backend, uint64_t now) noexcept {
-  const bool gpu_done = closing_.waiting_for_gpu() && backend.gpu_done();
+  // With no wait asked (GPUSCOPE_TRACE_GPU_WAIT_S=0) the GPU is not touched at all.
+  const bool gpu_done = closing_.waiting_for_gpu() && config_.gpu_wait_s > 0 && backend.gpu_done();
   switch (closing_.tick(now, gpu_done)) {
     case WindowClosing::Action::none:
     case WindowClosing::Action::wait_gpu:
