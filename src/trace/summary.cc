@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -100,6 +101,16 @@ std::vector<std::int64_t> boundaries_from(const Timeline& t, const SummaryOption
   if (o.step_range && !starts.empty()) starts.push_back(std::max(last_end, starts.back()));
   if (starts.size() >= 2) source = o.step_range ? StepSource::range : StepSource::marks;
   return starts;
+}
+
+// The end of the step range (`name`) that starts at `start`, if one does.
+std::optional<std::int64_t> range_end_at(const Timeline& t, const std::string& name,
+                                         std::int64_t start) {
+  for (const HostInterval& h : t.host) {
+    if (h.kind == HostInterval::Kind::range && h.start_ns == start && t.names[h.name] == name)
+      return h.end_ns;
+  }
+  return std::nullopt;
 }
 
 // When each GPU activity was launched: the start of the API call with its correlation id.
@@ -209,6 +220,13 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
         inside.push_back(bounds[i]);
       }
       bounds = std::move(inside);
+      // Ranges: the last one inside ends inside too, though the next start lies beyond.
+      if (s.step_source == StepSource::range && !bounds.empty()) {
+        if (const auto end = range_end_at(t, *options.step_range, bounds.back());
+            end && *end <= t.window_end_ns) {
+          bounds.push_back(*end);
+        }
+      }
       if (bounds.size() < 2) {
         s.step_source = StepSource::none;
         bounds = boundaries_from_kernels(t, s.step_source);

@@ -96,9 +96,11 @@ int threads_fork() {
 
 int torch_steps(int n) {
   for (int64_t s = 0; s < n; ++s) {
-    gpuscope::workloads::NvtxRange range(gpuscope::workloads::kStepRangeName);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    gpuscope::workloads::mark_step_end(s);
+    {
+      gpuscope::workloads::NvtxRange range(gpuscope::workloads::kStepRangeName);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    gpuscope::workloads::mark_step_end(s);  // as Run::one_step: after the range
   }
   return 0;
 }

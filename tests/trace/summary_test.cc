@@ -101,6 +101,25 @@ TEST(TraceSummary, AUserRangeDefinesTheSteps) {
   EXPECT_NEAR(s.steps.back().wall_s, 10e-3, 1e-9);  // the last one ends with its range
 }
 
+// A window over whole ranges: each range inside it is a step, the last one too (it ends inside
+// the window, though the next range, which would bound it, starts after).
+TEST(TraceSummary, EveryRangeInsideTheWindowIsAStep) {
+  Timeline t = starved_loop(8, false);
+  const std::uint32_t range = t.intern("gpuscope-torch step");
+  for (int s = 0; s < 8; ++s) {
+    const std::int64_t t0 = 1000 * kMs + s * 11 * kMs;
+    t.host.push_back({HostInterval::Kind::range, 100, 100, t0, t0 + 10 * kMs, range, 0});
+  }
+  t.window_start_ns = 1000 * kMs + 2 * 11 * kMs - kMs;  // steps 2..5 inside
+  t.window_end_ns = 1000 * kMs + 5 * 11 * kMs + 10 * kMs + 1;
+  SummaryOptions o;
+  o.step_range = "gpuscope-torch step";
+  TraceSummary s = summarize(t, {}, o);
+  EXPECT_EQ(s.step_source, StepSource::range);
+  ASSERT_EQ(s.steps.size(), 4u);
+  EXPECT_NEAR(s.steps.back().wall_s, 10e-3, 1e-9);
+}
+
 TEST(TraceSummary, AnEmptyTimelineIsAnEmptySummary) {
   TraceSummary s = summarize(Timeline{}, {}, {});
   EXPECT_EQ(s.step_source, StepSource::none);
