@@ -590,7 +590,7 @@ run_live() {
   GPUSCOPE_TRACE_GPU_WAIT_S=0 traced_live no_tensor_cores no_tensor_cores-no_wait "$(trace_opts no_tensor_cores)" --steps 20 --max-seconds 0
   echo "live runs done after $(($(date +%s) - t0)) s"
   mv "$out/plain" "$out/live/plain"
-  pack live diagnose_live 3
+  pack live diagnose_live 2
   trace_cases
   echo "all done after $(($(date +%s) - t0)) s"
   ls -la "$out"
