@@ -24,7 +24,7 @@
 #        trace_cases.jsonl
 #   bash bench/diagnose_device.sh live      # there, with a prebuilt DIAG_BIN (gpuscope, with
 #     libgpuscope_inject.so beside it; DIAG_TORCH_BIN: gpuscope-torch, default beside it), no
-#     build, about 5-7 minutes:
+#     build (without DIAG_BIN: built first, carry .carry), about 5-7 minutes:
 #     1. the healthy control plainly, then under `gpuscope diagnose -- CMD`: the overhead (the
 #        program's own step time, and the trace window's steps, against the plain run);
 #     2. `gpuscope diagnose -- CMD` live on two flawed examples (no_tensor_cores, input_bound):
@@ -448,6 +448,7 @@ trace_cases() {
   case_run own_profiler "--skip-steps 3 --steps 10" python3 "$cases/own_profiler.py"
   case_run cuda_graphs "--skip-steps 25 --steps 5" python3 "$ex/launch_bound.py" --fixed --steps 40 --max-seconds 0
   local torch_bin="${DIAG_TORCH_BIN:-$build/workloads/torch/gpuscope-torch}"
+  [ -z "${DIAG_TORCH_BIN:-}" ] && [ -n "${DIAG_BIN:-}" ] && torch_bin="$(dirname "$DIAG_BIN")/gpuscope-torch"
   if [ -x "$torch_bin" ]; then
     # gpuscope-torch marks each step's end (gpuscope.step) and names every step's range
     # "gpuscope-torch step": a step window, steps from the marks; once by the range.
@@ -572,6 +573,8 @@ PY
 
 run_live() {
   gpu_facts
+  # Without DIAG_BIN: built here first (gpuscope-torch too when LibTorch is found), ~2-3 min.
+  [ -n "${DIAG_BIN:-}" ] || build gpuscope_cli gpuscope_inject gpuscope_torch || build || exit 1
   [ -x "$bin" ] || { echo "live needs DIAG_BIN: a built gpuscope ($bin is not there)"; exit 1; }
   echo "gpuscope: $bin ($("$bin" --version 2>&1 | head -1)); inject: $(ls "$(dirname "$bin")"/libgpuscope_inject.so 2>&1)"
   : >"$out/diagnose_live.jsonl"
