@@ -61,6 +61,20 @@ TEST(TraceSummary, AStepOwnsTheGpuWorkItLaunchedWhenTheHostRunsAhead) {
   EXPECT_NEAR(idle, 0, 1e-9);
 }
 
+// How long after the window's close the GPU finished the window's work, and whether it did.
+TEST(TraceSummary, TheWindowSaysWhenTheGpuCaughtUp) {
+  Timeline t = queued_loop(10);
+  ProcessTrace p;
+  p.header.pid = 100;
+  p.window.begin_ns = 999'000'000;
+  p.window.end_ns = 1'100'000'000;
+  p.window.gpu_end_ns = 1'135'000'000;
+  p.window.gpu_end_status = "done";
+  const nlohmann::json j = summary_to_json(summarize(t, {}, {}), t, {p});
+  EXPECT_EQ(j["window"]["gpu_end"]["status"], "done");
+  EXPECT_NEAR(j["window"]["gpu_end"]["after_close_s"].get<double>(), 0.035, 1e-9);
+}
+
 TEST(TraceSummary, KernelTimeByKindPrecisionAndTensorCores) {
   TraceSummary s = summarize(starved_loop(6, true), {}, {});
   bool bf16_tensor = false, fp32_simt = false;
