@@ -22,6 +22,17 @@
 #        spawned CUDA child; a program that starts its own torch.profiler; CUDA-graph replays;
 #        gpuscope-torch (built here) with graphs off and on -> trace_cases-N.tar.gz,
 #        trace_cases.jsonl
+#   bash bench/diagnose_device.sh live      # there, with a prebuilt DIAG_BIN (gpuscope, with
+#     libgpuscope_inject.so beside it; DIAG_TORCH_BIN: gpuscope-torch, default beside it), no
+#     build (without DIAG_BIN: built first, carry .carry), about 5-7 minutes:
+#     1. the healthy control plainly, then under `gpuscope diagnose -- CMD`: the overhead (the
+#        program's own step time, and the trace window's steps, against the plain run);
+#     2. `gpuscope diagnose -- CMD` live on two flawed examples (no_tensor_cores, input_bound):
+#        the first finding and its expected gain;
+#     3. no_tensor_cores under `gpuscope trace` with the window closing on the GPU's completion
+#        and, for comparison, with GPUSCOPE_TRACE_GPU_WAIT_S=0 (the old close: kernels lost);
+#     4. the trace hard cases (as `cases`) -> diagnose_live.jsonl, diagnose_live-N.tar.gz,
+#        trace_cases.jsonl, trace_cases-N.tar.gz
 #
 # Environment: DIAG_MAX_SECONDS (timed seconds per plain run, default 3), DIAG_ONLY="a b" (only
 # these examples). For a dry run of this script without a GPU: DIAG_BIN=a stand-in for gpuscope
@@ -51,7 +62,7 @@ prepare() {
 }
 
 gpu_facts() {
-  [ -n "${DIAG_BIN:-}" ] && return 0
+  command -v nvidia-smi >/dev/null || return 0
   {
     date -u +"%Y-%m-%dT%H:%M:%SZ"
     nvidia-smi --query-gpu=name,driver_version,power.limit,memory.total,compute_mode --format=csv
@@ -436,22 +447,161 @@ trace_cases() {
   case_run fork_before_cuda "--skip-steps 5 --steps 5" python3 "$cases/fork_workers.py" --fork before
   case_run own_profiler "--skip-steps 3 --steps 10" python3 "$cases/own_profiler.py"
   case_run cuda_graphs "--skip-steps 25 --steps 5" python3 "$ex/launch_bound.py" --fixed --steps 40 --max-seconds 0
-  local torch_bin="$build/workloads/torch/gpuscope-torch"
+  local torch_bin="${DIAG_TORCH_BIN:-$build/workloads/torch/gpuscope-torch}"
+  [ -z "${DIAG_TORCH_BIN:-}" ] && [ -n "${DIAG_BIN:-}" ] && torch_bin="$(dirname "$DIAG_BIN")/gpuscope-torch"
   if [ -x "$torch_bin" ]; then
-    # gpuscope-torch marks no optimizer steps (its NVTX ranges are named per step): a time window,
-    # steps from the kernel period.
-    case_run gpuscope_torch_eager "--skip 5 --duration 2" "$torch_bin" --model resnet50 --task train \
-      --mode amp_bf16 --batch 128 --graphs off --warmup 20 --windows 10 --steps 20
-    case_run gpuscope_torch_graphs "--skip 5 --duration 2" "$torch_bin" --model resnet50 --task train \
-      --mode amp_bf16 --batch 128 --graphs on --warmup 20 --windows 10 --steps 20
+    # gpuscope-torch marks each step's end (gpuscope.step) and names every step's range
+    # "gpuscope-torch step": a step window, steps from the marks; once by the range.
+    case_run gpuscope_torch_eager "--skip-steps 30 --steps 10" "$torch_bin" --model resnet50 \
+      --task train --mode amp_bf16 --batch 128 --graphs off --warmup 20 --windows 4 --steps 20
+    case_run gpuscope_torch_graphs "--skip-steps 30 --steps 10" "$torch_bin" --model resnet50 \
+      --task train --mode amp_bf16 --batch 128 --graphs on --warmup 20 --windows 4 --steps 20
+    "$bin" trace --analyse "$out/cases/gpuscope_torch_graphs" --json \
+      --step-range "gpuscope-torch step" 2>&1 | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+print("CASE gpuscope_torch_graphs by --step-range: " + json.dumps(s.get("steps")))' |
+      tee -a "$out/trace_cases.jsonl"
   else
     echo "gpuscope-torch was not built: its cases skipped (see diagnose_build.log)"
   fi
   pack cases trace_cases 2
 }
 
+# diagnosed NAME "TRACE OPTIONS" ARGS...: `gpuscope diagnose -- python3 $ex/NAME.py ARGS` into
+# $out/live/NAME (the program's stdout kept, the report on stderr), then its JSON; one LIVE line.
+diagnosed() {
+  local name="$1" topts="$2"
+  shift 2
+  local d="$out/live/$name" start
+  start=$(date +%s)
+  mkdir -p "$out/live"
+  rm -rf "$d"
+  # shellcheck disable=SC2086 # topts is a list of options
+  timeout 240 "$bin" diagnose $topts -o "$d" -- python3 "$ex/$name.py" "$@" "${py_args[@]}" \
+    >"$out/live/$name.out" 2>"$out/live/$name.err"
+  local rc=$?
+  mkdir -p "$d"
+  mv "$out/live/$name.out" "$d/program.stdout"
+  mv "$out/live/$name.err" "$d/diagnose.stderr"
+  echo "gpuscope diagnose $topts -o $name -- python3 $ex/$name.py $* ${py_args[*]}" >"$d/command.txt"
+  echo "diagnose $name: exit $rc in $(($(date +%s) - start)) s, $(du -sh "$d" | cut -f1)"
+  grep -vE "^step [0-9]+ loss" "$d/diagnose.stderr" | head -40
+  "$bin" diagnose "$d" --json >"$d/diagnose.json" 2>>"$d/diagnose.stderr"
+  live_row "$d" "$name" "$rc" "diagnose" | tee -a "$out/diagnose_live.jsonl"
+}
+
+# traced_live NAME "TRACE OPTIONS" ARGS...: `gpuscope trace` into $out/live/NAME-trace (with
+# the environment the caller exported); one LIVE line.
+traced_live() {
+  local name="$1" label="$2" topts="$3"
+  shift 3
+  local d="$out/live/$label" start
+  start=$(date +%s)
+  rm -rf "$d"
+  mkdir -p "$out/live"
+  # shellcheck disable=SC2086
+  timeout 240 "$bin" trace $topts -o "$d" -- python3 "$ex/$name.py" "$@" "${py_args[@]}" \
+    >"$out/live/$label.out" 2>"$out/live/$label.err"
+  local rc=$?
+  mkdir -p "$d"
+  mv "$out/live/$label.out" "$d/program.stdout"
+  mv "$out/live/$label.err" "$d/trace.stderr"
+  echo "${GPUSCOPE_TRACE_GPU_WAIT_S:+GPUSCOPE_TRACE_GPU_WAIT_S=$GPUSCOPE_TRACE_GPU_WAIT_S }gpuscope trace $topts -o $label -- python3 $ex/$name.py $*" >"$d/command.txt"
+  echo "trace $label: exit $rc in $(($(date +%s) - start)) s"
+  live_row "$d" "$label" "$rc" "trace" | tee -a "$out/diagnose_live.jsonl"
+}
+
+# live_row FOLDER NAME EXIT HOW: what a live run gave, beside the plain run of the same program.
+live_row() {
+  python3 - "$@" "$out/plain" <<'PY'
+import glob, json, os, sys
+d, name, rc, how, plain_dir = sys.argv[1:]
+def last_json(path):
+    try:
+        lines = open(path, errors="replace").read().splitlines()
+    except OSError:
+        return {}
+    for line in reversed(lines):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                pass
+    return {}
+row = {"live": name, "how": how, "exit": int(rc)}
+own = last_json(f"{d}/program.stdout")
+row["own_median_ms"] = own.get("step_time_s_median", 0) * 1e3
+base = name.split("-")[0]
+plain = last_json(f"{plain_dir}/{base}-control.json") or last_json(f"{plain_dir}/{base}-flawed.json")
+if plain.get("step_time_s_median"):
+    row["plain_median_ms"] = plain["step_time_s_median"] * 1e3
+    if row["own_median_ms"]:
+        row["own_vs_plain"] = row["own_median_ms"] / row["plain_median_ms"] - 1
+try:
+    s = json.load(open(f"{d}/summary.json"))
+    st, g = s.get("steps", {}), s.get("gpu", {})
+    row["window_median_ms"] = (st.get("median_s") or 0) * 1e3
+    if row["window_median_ms"] and row.get("plain_median_ms"):
+        row["window_vs_plain"] = row["window_median_ms"] / row["plain_median_ms"] - 1
+    row.update(steps_traced=st.get("traced"), step_source=st.get("source"),
+               kernels=g.get("kernels"), busy_share=g.get("busy_share"),
+               notes=s.get("notes", [])[:4])
+except (OSError, ValueError) as e:
+    row["summary"] = f"none: {e}"
+records = {"kernel": 0}
+for path in glob.glob(f"{d}/gpuscope-trace-*.jsonl"):
+    for line in open(path, errors="replace"):
+        if '"t":"kernel"' in line:
+            records["kernel"] += 1
+        elif '"t":"window_gpu_end"' in line or '"t":"window_end"' in line or '"t":"cupti_teardown"' in line:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            records.setdefault(rec.pop("t"), []).append(rec)
+row["records"] = records
+try:
+    dj = json.load(open(f"{d}/diagnose.json"))
+    fs = dj.get("findings", [])
+    row["findings"] = [{k: f.get(k) for k in ("id", "severity", "expected_speedup", "confidence")}
+                       for f in fs[:4]]
+except (OSError, ValueError):
+    pass
+print("LIVE " + json.dumps(row))
+PY
+}
+
+run_live() {
+  gpu_facts
+  # Without DIAG_BIN: built here first (gpuscope-torch too when LibTorch is found), ~2-3 min.
+  [ -n "${DIAG_BIN:-}" ] || build gpuscope_cli gpuscope_inject gpuscope_torch || build || exit 1
+  [ -x "$bin" ] || { echo "live needs DIAG_BIN: a built gpuscope ($bin is not there)"; exit 1; }
+  echo "gpuscope: $bin ($("$bin" --version 2>&1 | head -1)); inject: $(ls "$(dirname "$bin")"/libgpuscope_inject.so 2>&1)"
+  : >"$out/diagnose_live.jsonl"
+  local t0
+  t0=$(date +%s)
+  echo "== the healthy control: plain, then under diagnose (the overhead)"
+  plain healthy control --steps 40 --max-seconds 0
+  diagnosed healthy "--skip-steps 8 --steps 8" --steps 40 --max-seconds 0
+  echo "== diagnose -- CMD on flawed examples"
+  plain no_tensor_cores flawed --steps 20 --max-seconds 0
+  diagnosed no_tensor_cores "$(trace_opts no_tensor_cores)" --steps 20 --max-seconds 0
+  plain input_bound flawed --steps 20 --max-seconds 0
+  diagnosed input_bound "$(trace_opts input_bound)" --steps 20 --max-seconds 0
+  echo "== no_tensor_cores: the window closes on the GPU's completion (and, before, did not)"
+  traced_live no_tensor_cores no_tensor_cores-gpu_wait "$(trace_opts no_tensor_cores)" --steps 20 --max-seconds 0
+  GPUSCOPE_TRACE_GPU_WAIT_S=0 traced_live no_tensor_cores no_tensor_cores-no_wait "$(trace_opts no_tensor_cores)" --steps 20 --max-seconds 0
+  echo "live runs done after $(($(date +%s) - t0)) s"
+  mv "$out/plain" "$out/live/plain"
+  pack live diagnose_live 2
+  trace_cases
+  echo "all done after $(($(date +%s) - t0)) s"
+  ls -la "$out"
+}
+
 case "${1:-run}" in
   prepare) prepare ;;
+  live) run_live ;;
   run) run_main ;;
   traces) traces_only=1 run_main ;;
   extra) run_extra ;;
@@ -462,7 +612,7 @@ case "${1:-run}" in
     ;;
   pack) pack "$2" "$3" "$4" ;;  # pack GROUP NAME MAX_FILES (as the other modes do at their end)
   *)
-    echo "usage: $0 prepare|run|extra|cases|pack GROUP NAME MAX_FILES" >&2
+    echo "usage: $0 prepare|run|live|extra|cases|pack GROUP NAME MAX_FILES" >&2
     exit 2
     ;;
 esac

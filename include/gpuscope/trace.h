@@ -148,6 +148,10 @@ struct TraceWindow {
   std::string begin_reason;            // "always", "steps", "time"
   std::string end_reason;              // "steps", "duration", "exit", "signal"
   std::optional<uint64_t> enable_ns, disable_ns;  // what turning CUPTI on and off cost
+  // After the close, CUPTI recorded on until the GPU had finished the window's work: when that
+  // was, and "done" or "timeout" (the GPU was given up on).
+  std::optional<uint64_t> gpu_end_ns;
+  std::string gpu_end_status;
 };
 
 struct ProcessTrace {

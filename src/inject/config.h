@@ -17,6 +17,8 @@
 //                               half the pool waits); 0: as they arrive (1)
 //   GPUSCOPE_TRACE_TEARDOWN     1: CUPTI is detached (cuptiFinalize) once the window's records
 //                               are in, so the steps after the window run as without it (1)
+//   GPUSCOPE_TRACE_GPU_WAIT_S   after the window closes, how long CUPTI keeps recording while the
+//                               GPU finishes the work queued inside it (30; 0: stop at once)
 // docs/trace-records.md describes how the window settings combine.
 #pragma once
 
@@ -51,6 +53,7 @@ struct Config {
   bool api_all = false;
   bool defer = true;
   bool teardown = true;
+  double gpu_wait_s = 30;
   std::vector<std::string> errors;  // "GPUSCOPE_TRACE_STEPS: not a number" (the value is ignored)
 };
 

@@ -70,6 +70,117 @@ std::vector<CUpti_CallbackId> unrecorded_calls(CUpti_CallbackDomain domain, uint
   return ids;
 }
 
+// Markers behind the GPU work queued so far: an event recorded on the legacy default stream of
+// each active primary context (the runtime API's, PyTorch's), which waits for every blocking
+// stream of that context. Work on non-blocking streams is not waited for. Driver calls are
+// looked up at run time (the library links only CUPTI) and made from the flusher thread.
+class GpuMarkers {
+ public:
+  // Queues the markers; false when the driver's functions cannot be found.
+  bool place() {
+    if (!load()) return false;
+    int count = 0;
+    if (device_get_count_(&count) != CUDA_SUCCESS) return false;
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      CUdevice device = 0;
+      unsigned flags = 0;
+      int active = 0;
+      if (device_get_(&device, ordinal) != CUDA_SUCCESS ||
+          primary_state_(device, &flags, &active) != CUDA_SUCCESS || active == 0) {
+        continue;
+      }
+      Marker marker{device, nullptr, nullptr};
+      if (primary_retain_(&marker.context, device) != CUDA_SUCCESS) continue;
+      if (push_(marker.context) == CUDA_SUCCESS) {
+        if (event_create_(&marker.event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS &&
+            event_record_(marker.event, nullptr) != CUDA_SUCCESS) {
+          event_destroy_(marker.event);
+          marker.event = nullptr;
+        }
+        CUcontext popped = nullptr;
+        pop_(&popped);
+      }
+      if (marker.event != nullptr) {
+        markers_.push_back(marker);
+      } else {
+        primary_release_(device);
+      }
+    }
+    return true;
+  }
+
+  // Whether every marker has been reached (an error counts as reached: nothing to wait on).
+  bool reached() {
+    bool all = true;
+    for (Marker& marker : markers_) {
+      if (marker.done) continue;
+      if (push_(marker.context) != CUDA_SUCCESS) {
+        marker.done = true;
+        continue;
+      }
+      marker.done = event_query_(marker.event) != CUDA_ERROR_NOT_READY;
+      CUcontext popped = nullptr;
+      pop_(&popped);
+      all = all && marker.done;
+    }
+    return all;
+  }
+
+  // Lets go of the events and contexts (an event still pending is freed when reached).
+  void release() {
+    for (Marker& marker : markers_) {
+      if (push_(marker.context) == CUDA_SUCCESS) {
+        event_destroy_(marker.event);
+        CUcontext popped = nullptr;
+        pop_(&popped);
+      }
+      primary_release_(marker.device);
+    }
+    markers_.clear();
+  }
+
+ private:
+  struct Marker {
+    CUdevice device;
+    CUcontext context;
+    CUevent event;
+    bool done = false;
+  };
+
+  template <typename F>
+  bool find(void* library, const char* name, F& function) {
+    function = reinterpret_cast<F>(dlsym(library, name));
+    return function != nullptr;
+  }
+
+  bool load() {
+    void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (cuda == nullptr) return false;
+    return find(cuda, "cuDeviceGetCount", device_get_count_) &&
+           find(cuda, "cuDeviceGet", device_get_) &&
+           find(cuda, "cuDevicePrimaryCtxGetState", primary_state_) &&
+           find(cuda, "cuDevicePrimaryCtxRetain", primary_retain_) &&
+           find(cuda, "cuDevicePrimaryCtxRelease_v2", primary_release_) &&
+           find(cuda, "cuCtxPushCurrent_v2", push_) && find(cuda, "cuCtxPopCurrent_v2", pop_) &&
+           find(cuda, "cuEventCreate", event_create_) &&
+           find(cuda, "cuEventRecord", event_record_) && find(cuda, "cuEventQuery", event_query_) &&
+           find(cuda, "cuEventDestroy_v2", event_destroy_);
+  }
+
+  CUresult (*device_get_count_)(int*) = nullptr;
+  CUresult (*device_get_)(CUdevice*, int) = nullptr;
+  CUresult (*primary_state_)(CUdevice, unsigned*, int*) = nullptr;
+  CUresult (*primary_retain_)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*primary_release_)(CUdevice) = nullptr;
+  CUresult (*push_)(CUcontext) = nullptr;
+  CUresult (*pop_)(CUcontext*) = nullptr;
+  CUresult (*event_create_)(CUevent*, unsigned) = nullptr;
+  CUresult (*event_record_)(CUevent, CUstream) = nullptr;
+  CUresult (*event_query_)(CUevent) = nullptr;
+  CUresult (*event_destroy_)(CUevent) = nullptr;
+  std::vector<Marker> markers_;
+};
+
 class CuptiBackend final : public ActivityBackend {
  public:
   explicit CuptiBackend(Session& session)
@@ -85,11 +196,21 @@ class CuptiBackend final : public ActivityBackend {
   }
 
   void disable() override {
+    gpu_markers_.release();
     if (finalizing_) return;
     for (const auto& kind : kKinds) {
       if ((session_.config().kinds & kind.bit) == 0) continue;
       report_error("cuptiActivityDisable", kind.name, cuptiActivityDisable(kind.kind));
     }
+  }
+
+  bool gpu_done() override {
+    if (forgotten() || finalizing_) return true;
+    if (!markers_placed_) {
+      markers_placed_ = true;
+      if (!gpu_markers_.place()) return true;
+    }
+    return gpu_markers_.reached();
   }
 
   void flush(bool forced) override {
@@ -217,6 +338,8 @@ class CuptiBackend final : public ActivityBackend {
   std::atomic<bool> finalizing_{false};
   std::atomic<bool> teardown_reported_{false};
   BufferPool pool_;
+  GpuMarkers gpu_markers_;  // the flusher's
+  bool markers_placed_ = false;
   std::vector<CUpti_CallbackId> runtime_unrecorded_;
   std::vector<CUpti_CallbackId> driver_unrecorded_;
 };

@@ -139,7 +139,8 @@ Session::Session(Config config, const char* started_by)
       origin_ns_(now_ns()),
       writer_(-1, kBufferBytes, config_.max_bytes),
       window_(WindowSettings{config_.skip_steps, config_.steps, config_.skip_s, config_.duration_s},
-              origin_ns_) {
+              origin_ns_),
+      closing_(static_cast<uint64_t>(config_.gpu_wait_s * 1e9)) {
   if (!open_file()) return;
   write_header(started_by, getppid());
   std::lock_guard lock(window_mutex_);
@@ -222,18 +223,14 @@ void Session::advance_window(uint64_t now) noexcept {
 void Session::apply(const WindowEvent& event, uint64_t now) noexcept {
   const bool opened = event.kind == WindowEvent::opened;
   const uint64_t before = now_ns();
-  if (backend_ != nullptr) {
-    if (opened) {
-      backend_->enable();
-    } else {
-      backend_->disable();  // the flusher sees the window closed: flushes, then teardown
-    }
-  }
+  // At the close CUPTI keeps recording: the flusher stops it once the GPU has finished the
+  // window's work (close_step), off the program's threads.
+  if (backend_ != nullptr && opened) backend_->enable();
   const uint64_t cost = now_ns() - before;
   with_writer([&](RecordWriter& writer, std::string& scratch) {
     JsonLine line(scratch, opened ? "window_begin" : "window_end");
     line.u("ts", now).u("step", event.step).s("reason", event.reason);
-    if (backend_ != nullptr) line.u(opened ? "enable_ns" : "disable_ns", cost);
+    if (backend_ != nullptr && opened) line.u("enable_ns", cost);
     writer.append(line.end(), RecordKind::other, /*forced=*/!opened);
   });
 }
@@ -319,8 +316,6 @@ void Session::flusher_loop_entry() noexcept {
 void Session::flusher_loop() noexcept {
   uint64_t last_flush = now_ns();
   const uint64_t flush_every = uint64_t{config_.flush_ms} * 1'000'000;
-  int cupti_flushes_left = 0;
-  bool closing_seen = false;  // the window's close was seen: its flushes were started
   while (!stop_flusher_.load()) {
     pollfd wake{wake_pipe_[0], POLLIN, 0};
     poll(&wake, 1, kTickMs);
@@ -346,19 +341,12 @@ void Session::flusher_loop() noexcept {
     }
     // Records are formatted outside the window, or inside it once half the buffer pool waits.
     if (backend != nullptr && (!window_open || backend->wants_draining())) backend->drain();
-    // After the window closes, its last records are still on their way: a flush on each of the
-    // next three ticks (the last forced), then CUPTI is detached. Inside the window CUPTI hands
-    // buffers back as they fill; only when records are formatted as they come (no defer) is it
-    // flushed periodically too.
-    if (window_closed && !closing_seen && backend != nullptr) {
-      closing_seen = true;
-      cupti_flushes_left = 3;
-    }
-    if (backend != nullptr && cupti_flushes_left > 0) {
-      const bool last = --cupti_flushes_left == 0;
-      backend->flush(/*forced=*/last);
-      backend->drain();
-      if (last) backend->teardown();
+    // After the window closes: the wait for the GPU, then CUPTI stopped, flushed and detached
+    // (WindowClosing). Inside the window CUPTI hands buffers back as they fill; only when
+    // records are formatted as they come (no defer) is it flushed periodically too.
+    if (window_closed && backend != nullptr) {
+      closing_.begin(now);
+      close_step(*backend, now);
     }
     if (now - last_flush >= flush_every) {
       if (backend != nullptr && window_open && !config_.defer) backend->flush(/*forced=*/false);
@@ -366,6 +354,39 @@ void Session::flusher_loop() noexcept {
       writer_.flush();
       last_flush = now;
     }
+  }
+}
+
+void Session::close_step(ActivityBackend& backend, uint64_t now) noexcept {
+  // With no wait asked (GPUSCOPE_TRACE_GPU_WAIT_S=0) the GPU is not touched at all.
+  const bool gpu_done = closing_.waiting_for_gpu() && config_.gpu_wait_s > 0 && backend.gpu_done();
+  switch (closing_.tick(now, gpu_done)) {
+    case WindowClosing::Action::none:
+    case WindowClosing::Action::wait_gpu:
+      return;
+    case WindowClosing::Action::stop: {
+      const uint64_t before = now_ns();
+      backend.disable();
+      const uint64_t cost = now_ns() - before;
+      with_writer([&](RecordWriter& writer, std::string& scratch) {
+        JsonLine line(scratch, "window_gpu_end");
+        line.u("ts", closing_.gpu_end_ns()).s("status", closing_.gpu_status());
+        line.u("waited_ns", closing_.waited_ns()).u("disable_ns", cost);
+        writer.append(line.end(), RecordKind::other, /*forced=*/true);
+      });
+      backend.flush(/*forced=*/false);
+      backend.drain();
+      return;
+    }
+    case WindowClosing::Action::flush:
+      backend.flush(/*forced=*/false);
+      backend.drain();
+      return;
+    case WindowClosing::Action::flush_and_teardown:
+      backend.flush(/*forced=*/true);
+      backend.drain();
+      backend.teardown();
+      return;
   }
 }
 
@@ -415,6 +436,7 @@ void Session::after_fork_child() noexcept {
   window_ =
       Window(WindowSettings{config_.skip_steps, config_.steps, config_.skip_s, config_.duration_s},
              origin_ns_);
+  closing_ = WindowClosing(static_cast<uint64_t>(config_.gpu_wait_s * 1e9));
   finished_ = false;
   flusher_running_.store(false);
   child_pending_.store(true);

@@ -22,8 +22,11 @@ namespace gpuscope::inject {
 // What CUPTI can do in this process; the session drives it when the window opens and closes.
 struct ActivityBackend {
   virtual ~ActivityBackend() = default;
-  virtual void enable() = 0;             // window opened: record the configured kinds
-  virtual void disable() = 0;            // window closed
+  virtual void enable() = 0;   // window opened: record the configured kinds
+  virtual void disable() = 0;  // stop recording (after the GPU caught up)
+  // Whether the GPU has finished the work queued before the first call (which queues a marker
+  // behind it); true when there is nothing to wait on. Called by the flusher after the close.
+  virtual bool gpu_done() = 0;
   virtual void flush(bool forced) = 0;   // deliver buffered records (cuptiActivityFlushAll)
   virtual bool wants_draining() = 0;     // delivered records are piling up: drain soon
   virtual void drain() = 0;              // format delivered records into the file
@@ -89,6 +92,8 @@ class Session {
   void advance_window(uint64_t now) noexcept;
   void apply(const WindowEvent& event, uint64_t now) noexcept;
   void flush_all(bool forced_cupti) noexcept;
+  // One flusher tick of what follows the close (WindowClosing).
+  void close_step(ActivityBackend& backend, uint64_t now) noexcept;
 
   Config config_;
   std::string path_;
@@ -100,6 +105,7 @@ class Session {
 
   std::mutex window_mutex_;  // taken before the writer's mutex, never after
   Window window_;
+  WindowClosing closing_;  // the flusher's, after the window closed
   ActivityBackend* backend_ = nullptr;
 
   pid_t parent_pid_ = 0;

@@ -1,5 +1,7 @@
 #include "inject/window.h"
 
+#include <algorithm>
+
 namespace gpuscope::inject {
 namespace {
 
@@ -45,6 +47,34 @@ WindowEvent Window::close(uint64_t /*now_ns*/, const char* reason) {
   if (state_ != WindowState::open) return {};
   state_ = WindowState::closed;
   return {WindowEvent::closed, reason, steps_seen_};
+}
+
+void WindowClosing::begin(uint64_t now_ns) {
+  if (phase_ != Phase::idle) return;
+  phase_ = Phase::waiting;
+  closed_ns_ = now_ns;
+}
+
+WindowClosing::Action WindowClosing::tick(uint64_t now_ns, bool gpu_done) {
+  switch (phase_) {
+    case Phase::idle:
+    case Phase::done:
+      return Action::none;
+    case Phase::waiting: {
+      const bool timed_out = now_ns >= closed_ns_ + gpu_wait_ns_;
+      if (!gpu_done && !timed_out) return Action::wait_gpu;
+      gpu_status_ = gpu_done ? "done" : "timeout";
+      gpu_end_ns_ = std::max(now_ns, closed_ns_);
+      phase_ = Phase::flushing;
+      flushes_left_ = 2;
+      return Action::stop;
+    }
+    case Phase::flushing:
+      if (--flushes_left_ > 0) return Action::flush;
+      phase_ = Phase::done;
+      return Action::flush_and_teardown;
+  }
+  return Action::none;
 }
 
 }  // namespace gpuscope::inject

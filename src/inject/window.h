@@ -53,4 +53,44 @@ class Window {
   uint64_t open_ns_ = 0;
 };
 
+// What follows the window's close, one flusher tick at a time. The host may run far ahead of its
+// GPU (a program that queues many steps): the kernels launched inside the window are then still
+// queued when it closes, and stopping CUPTI at once would lose them. So CUPTI keeps recording
+// until the GPU has finished the work queued before the close (or `gpu_wait_ns` passed), then is
+// stopped, flushed on three ticks (the last forced) and detached.
+class WindowClosing {
+ public:
+  enum class Action {
+    none,                // nothing to do (not closing, or finished)
+    wait_gpu,            // the GPU is still busy with the window's work: ask again next tick
+    stop,                // the GPU is done (or the wait timed out): stop recording, then flush
+    flush,               // deliver what CUPTI holds
+    flush_and_teardown,  // the last, forced flush; then detach CUPTI
+  };
+
+  explicit WindowClosing(uint64_t gpu_wait_ns) : gpu_wait_ns_(gpu_wait_ns) {}
+
+  // The window closed at `now_ns`; the next tick starts the sequence. Idempotent.
+  void begin(uint64_t now_ns);
+
+  // The action for the tick at `now_ns`; `gpu_done` says whether the GPU has finished the work
+  // queued before the close (asked only while waiting).
+  Action tick(uint64_t now_ns, bool gpu_done);
+
+  bool waiting_for_gpu() const { return phase_ == Phase::waiting; }
+  // After `stop`: "done" (the GPU finished), or "timeout"; and when that was decided.
+  const char* gpu_status() const { return gpu_status_; }
+  uint64_t gpu_end_ns() const { return gpu_end_ns_; }
+  uint64_t waited_ns() const { return gpu_end_ns_ - closed_ns_; }
+
+ private:
+  enum class Phase { idle, waiting, flushing, done };
+  uint64_t gpu_wait_ns_;
+  Phase phase_ = Phase::idle;
+  uint64_t closed_ns_ = 0;
+  uint64_t gpu_end_ns_ = 0;
+  const char* gpu_status_ = "";
+  int flushes_left_ = 0;
+};
+
 }  // namespace gpuscope::inject

@@ -1,8 +1,10 @@
 // observe::Process: a ChildProcess with the GPU it may use, the Ctrl-C policy, a reader thread
 // (the JSON-lines reader, the stderr tail, the watchers) and stop().
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +20,12 @@ ProcessOptions child_options(const Options& o) {
   ProcessOptions po;
   po.argv = o.argv;
   po.set_env = o.env;
+  // NVLink multicast stays off in every process gpuscope starts (the lent GPU machines ask it),
+  // unless the user set it, or the caller does.
+  constexpr const char* kNvls = "NCCL_NVLS_ENABLE";
+  const bool caller_sets = std::any_of(o.env.begin(), o.env.end(),
+                                       [&](const auto& entry) { return entry.first == kNvls; });
+  if (!caller_sets && std::getenv(kNvls) == nullptr) po.set_env.emplace_back(kNvls, "0");
   if (o.visible_devices) po.set_env.emplace_back("CUDA_VISIBLE_DEVICES", *o.visible_devices);
   po.unset_env = o.unset_env;
   po.own_process_group = o.interrupts != Interrupts::share;

@@ -55,6 +55,55 @@ MathPrecision nvjet_precision(const std::string& name, bool& tensor_cores) {
   }
 }
 
+// A mangled name's template arguments hold integer literals ("Li8E": the int 8, "Lb0E": false)
+// that would read as precision tokens ("i8"): dropped.
+std::string without_mangled_literals(std::string_view raw) {
+  if (raw.substr(0, 2) != "_Z") return std::string(raw);
+  std::string out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == 'L' && i + 2 < raw.size() &&
+        std::islower(static_cast<unsigned char>(raw[i + 1]))) {
+      std::size_t end = i + 2;
+      if (end < raw.size() && raw[end] == 'n') ++end;  // a negative literal
+      const std::size_t digits = end;
+      while (end < raw.size() && std::isdigit(static_cast<unsigned char>(raw[end]))) ++end;
+      if (end > digits && end < raw.size() && raw[end] == 'E') {
+        i = end;
+        continue;
+      }
+    }
+    out += raw[i];
+  }
+  return out;
+}
+
+// The first template argument of a mangled function (_Z[N]<length><name>...I<argument>): the
+// element type of cuDNN's and ATen's templated kernels (dgrad_alg1_engine<float, ...>).
+MathPrecision mangled_element_type(std::string_view raw) {
+  if (raw.substr(0, 2) != "_Z") return MathPrecision::unknown;
+  std::size_t at = 2;
+  if (at < raw.size() && raw[at] == 'N') ++at;
+  bool named = false;
+  while (at < raw.size() && std::isdigit(static_cast<unsigned char>(raw[at]))) {
+    std::size_t length = 0;
+    while (at < raw.size() && std::isdigit(static_cast<unsigned char>(raw[at]))) {
+      length = length * 10 + static_cast<std::size_t>(raw[at++] - '0');
+    }
+    at += length;
+    named = true;
+  }
+  if (!named || at >= raw.size() || raw[at] != 'I') return MathPrecision::unknown;
+  const std::string_view argument = raw.substr(at + 1);
+  const auto starts = [&](std::string_view prefix) {
+    return argument.substr(0, prefix.size()) == prefix;
+  };
+  if (starts("f")) return MathPrecision::fp32;
+  if (starts("d")) return MathPrecision::fp64;
+  if (starts("13__nv_bfloat16") || starts("N3c108BFloat16E")) return MathPrecision::bf16;
+  if (starts("6__half") || starts("N3c104HalfE")) return MathPrecision::fp16;
+  return MathPrecision::unknown;
+}
+
 MathPrecision precision_from_tokens(const std::string& name) {
   if (has(name, {"e4m3", "e5m2", "fp8", "f8f6f4"})) return MathPrecision::fp8;
   if (has(name, {"tf32"})) return MathPrecision::tf32;
@@ -121,7 +170,7 @@ const char* math_precision_name(MathPrecision precision) {
 }
 
 KernelClass classify_kernel(std::string_view raw) {
-  const std::string name = lower(raw);
+  const std::string name = lower(without_mangled_literals(raw));
   KernelClass c;
   if (has(name, {"nccl"})) {
     c.kind = KernelKind::communication;
@@ -167,7 +216,8 @@ KernelClass classify_kernel(std::string_view raw) {
     c.tensor_cores = nvjet_tensor;
     return c;
   }
-  c.precision = precision_from_tokens(name);
+  c.precision = mangled_element_type(raw);
+  if (c.precision == MathPrecision::unknown) c.precision = precision_from_tokens(name);
   c.tensor_cores = tensor_core_tokens(name) || c.precision == MathPrecision::tf32 ||
                    c.precision == MathPrecision::bf16 || c.precision == MathPrecision::fp8 ||
                    (c.precision == MathPrecision::fp16 && !has(name, {"hgemm"})) ||
@@ -176,6 +226,8 @@ KernelClass classify_kernel(std::string_view raw) {
   if (c.precision == MathPrecision::fp32 && !has(name, {"tensorop", "tf32"}))
     c.tensor_cores = false;
   if (c.precision == MathPrecision::fp64) c.tensor_cores = has(name, {"dmma"});
+  // SIMT kernels: fp32 arithmetic on the CUDA cores, whatever type they load.
+  if (has(name, {"sgemm", "simt", "ffma"})) c.tensor_cores = false;
   return c;
 }
 

@@ -212,6 +212,10 @@ bool apply(const json& r, ProcessTrace& trace) {
     trace.window.end_step = u64(r, "step");
     trace.window.end_reason = str(r, "reason");
     if (r.contains("disable_ns")) trace.window.disable_ns = u64(r, "disable_ns");
+  } else if (type == "window_gpu_end") {
+    trace.window.gpu_end_ns = u64(r, "ts");
+    trace.window.gpu_end_status = str(r, "status");
+    if (r.contains("disable_ns")) trace.window.disable_ns = u64(r, "disable_ns");
   } else if (type == "cupti") {
     trace.cupti.status = str(r, "status");
     trace.cupti.reason = str(r, "reason");

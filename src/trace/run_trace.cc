@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -115,8 +116,7 @@ std::vector<std::pair<std::string, std::string>> environment(const TraceOptions&
       {"CUDA_INJECTION64_PATH", library},
       {"NVTX_INJECTION64_PATH", library},
       {"GPUSCOPE_TRACE_DIR", fs::absolute(dir).string()},
-      // NVLink multicast stays off in everything gpuscope starts (the lent machines ask it).
-      {"NCCL_NVLS_ENABLE", "0"},
+      // NCCL_NVLS_ENABLE=0 comes from the runner (observe::Process), unless the user set it.
   };
   if (!o.whole_run) {
     env.emplace_back("GPUSCOPE_TRACE_SKIP_STEPS", std::to_string(o.skip_steps));
@@ -169,6 +169,34 @@ std::vector<CounterSample> counters_from(const fs::path& jsonl,
   return counters;
 }
 
+// Each GPU process (rank) summarized on its own timeline, so that no rank's GPU work lands in
+// another's steps: its GPUs, steps, GPU busy share and kernels.
+nlohmann::json ranks_json(std::vector<const ProcessTrace*> gpu_processes,
+                          const detail::SummaryOptions& so) {
+  std::sort(
+      gpu_processes.begin(), gpu_processes.end(),
+      [](const ProcessTrace* a, const ProcessTrace* b) { return a->header.pid < b->header.pid; });
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const ProcessTrace* p : gpu_processes) {
+    const auto pid = static_cast<pid_t>(p->header.pid);
+    const detail::TraceSummary s = detail::summarize(detail::build_timeline({*p}, pid), {}, so);
+    nlohmann::json steps = {{"source", detail::step_source_name(s.step_source)},
+                            {"traced", s.steps.size()}};
+    if (s.step_median_s) steps["median_s"] = *s.step_median_s;
+    const double n = static_cast<double>(s.steps.size());
+    nlohmann::json rank = {
+        {"pid", pid},
+        {"devices", s.devices},
+        {"steps", steps},
+        {"gpu",
+         {{"busy_share", s.gpu_busy_share}, {"kernels", s.kernels}, {"kernel_s", s.kernel_s}}},
+        {"data_wait_s", s.data_wait_s}};
+    if (n > 0) rank["syncs_per_step"] = static_cast<double>(s.syncs) / n;
+    ranks.push_back(std::move(rank));
+  }
+  return ranks;
+}
+
 struct Analysis {
   nlohmann::json summary;
   std::vector<std::string> notes;
@@ -192,12 +220,34 @@ Result<Analysis> analyse(const fs::path& dir, pid_t command_pid,
   detail::Timeline timeline = detail::build_timeline(processes, command_pid);
   detail::SummaryOptions so;
   so.step_range = step_range;
-  detail::TraceSummary summary = detail::summarize(timeline, threads, so);
+  // Several processes ran kernels (the ranks of a data-parallel job): the summary is the
+  // observed one's, with the processes that ran none (its workers); trace.json shows them all.
+  std::vector<const ProcessTrace*> gpu_processes;
+  for (const ProcessTrace& p : processes) {
+    if (!p.kernels.empty()) gpu_processes.push_back(&p);
+  }
+  detail::TraceSummary summary;
+  if (gpu_processes.size() > 1) {
+    const pid_t main = timeline.main_pid;
+    std::vector<ProcessTrace> own;
+    for (const ProcessTrace& p : processes) {
+      if (p.kernels.empty() || static_cast<pid_t>(p.header.pid) == main) own.push_back(p);
+    }
+    summary = detail::summarize(detail::build_timeline(own, main), threads, so);
+  } else {
+    summary = detail::summarize(timeline, threads, so);
+  }
 
   Analysis a;
   a.processes = processes.size();
   a.notes = detail::trace_notes(summary, processes);
   a.summary = detail::summary_to_json(summary, timeline, processes);
+  if (gpu_processes.size() > 1) {
+    a.summary["ranks"] = ranks_json(gpu_processes, so);
+    a.notes.push_back(fmt::format(
+        "{} processes ran kernels (ranks): the summary is pid {}'s; \"ranks\" has each one's",
+        gpu_processes.size(), timeline.main_pid));
+  }
 
   detail::ExportOptions eo;
   eo.limits.max_events = max_events;

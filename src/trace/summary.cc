@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -43,6 +44,12 @@ std::int64_t covered(const std::vector<Interval>& merged, std::int64_t from, std
     total += std::min(it->end, to) - std::max(it->start, from);
   }
   return total;
+}
+
+std::int64_t total(const std::vector<Interval>& merged) {
+  std::int64_t sum = 0;
+  for (const Interval& i : merged) sum += i.end - i.start;
+  return sum;
 }
 
 std::int64_t overlap(std::int64_t a0, std::int64_t a1, std::int64_t b0, std::int64_t b1) {
@@ -96,6 +103,26 @@ std::vector<std::int64_t> boundaries_from(const Timeline& t, const SummaryOption
   return starts;
 }
 
+// The end of the step range (`name`) that starts at `start`, if one does.
+std::optional<std::int64_t> range_end_at(const Timeline& t, const std::string& name,
+                                         std::int64_t start) {
+  for (const HostInterval& h : t.host) {
+    if (h.kind == HostInterval::Kind::range && h.start_ns == start && t.names[h.name] == name)
+      return h.end_ns;
+  }
+  return std::nullopt;
+}
+
+// When each GPU activity was launched: the start of the API call with its correlation id.
+std::unordered_map<std::uint64_t, std::int64_t> launch_times(const Timeline& t) {
+  std::unordered_map<std::uint64_t, std::int64_t> launch_at;
+  for (const HostInterval& h : t.host) {
+    if (h.kind == HostInterval::Kind::api && h.correlation != 0)
+      launch_at[h.correlation] = h.start_ns;
+  }
+  return launch_at;
+}
+
 std::vector<std::int64_t> boundaries_from_kernels(const Timeline& t, StepSource& source) {
   std::vector<const GpuActivity*> kernels;
   for (const GpuActivity& a : t.gpu) {
@@ -113,11 +140,7 @@ std::vector<std::int64_t> boundaries_from_kernels(const Timeline& t, StepSource&
   }
   auto period = find_step_period(names, gaps);
   if (!period) return {};
-  std::unordered_map<std::uint64_t, std::int64_t> launch_at;
-  for (const HostInterval& h : t.host) {
-    if (h.kind == HostInterval::Kind::api && h.correlation != 0)
-      launch_at[h.correlation] = h.start_ns;
-  }
+  const std::unordered_map<std::uint64_t, std::int64_t> launch_at = launch_times(t);
   // Launch times when the API calls were recorded (the host's step), else the kernels' starts.
   auto time_of = [&](const GpuActivity* k) {
     auto it = k->correlation != 0 ? launch_at.find(k->correlation) : launch_at.end();
@@ -197,6 +220,13 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
         inside.push_back(bounds[i]);
       }
       bounds = std::move(inside);
+      // Ranges: the last one inside ends inside too, though the next start lies beyond.
+      if (s.step_source == StepSource::range && !bounds.empty()) {
+        if (const auto end = range_end_at(t, *options.step_range, bounds.back());
+            end && *end <= t.window_end_ns) {
+          bounds.push_back(*end);
+        }
+      }
       if (bounds.size() < 2) {
         s.step_source = StepSource::none;
         bounds = boundaries_from_kernels(t, s.step_source);
@@ -218,15 +248,34 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
   if (s.step_source != StepSource::none) from = bounds.front(), to = bounds.back();
   s.window_s = static_cast<double>(to - from) * kNs;
 
+  // GPU work belongs to the span (and to a step) by when it was launched, when its launch was
+  // recorded, else by when it ran: a host far ahead of its GPU launches a step's kernels long
+  // before they run. The GPU's span is the host's, slid to end when the GPU finished the work
+  // launched in it: its busy and idle time are counted there.
+  const std::unordered_map<std::uint64_t, std::int64_t> launch_at = launch_times(t);
+  auto at = [&](const GpuActivity& a) {
+    auto it = a.correlation != 0 ? launch_at.find(a.correlation) : launch_at.end();
+    return it != launch_at.end() ? it->second : a.start_ns;
+  };
+  std::int64_t gpu_to = to;
+  for (const GpuActivity& a : t.gpu) {
+    const std::int64_t launched = at(a);
+    if (launched >= from && launched < to) gpu_to = std::max(gpu_to, a.end_ns);
+  }
+  const std::int64_t gpu_from = from + (gpu_to - to);
+
   std::vector<Interval> busy;
   std::map<int, std::vector<const GpuActivity*>> by_device;
   std::unordered_map<std::uint32_t, KernelClass> classes;
   std::map<std::tuple<std::string, std::string, bool>, KernelTime> kernel_time;
   std::unordered_map<std::uint32_t, TopKernel> top;
   for (const GpuActivity& a : t.gpu) {
-    if (a.end_ns <= from || a.start_ns >= to) continue;
-    busy.push_back({std::max(a.start_ns, from), std::min(a.end_ns, to)});
-    by_device[a.device].push_back(&a);
+    if (a.end_ns > gpu_from && a.start_ns < gpu_to) {
+      busy.push_back({std::max(a.start_ns, gpu_from), std::min(a.end_ns, gpu_to)});
+      by_device[a.device].push_back(&a);
+    }
+    const std::int64_t launched = at(a);
+    if (launched < from || launched >= to) continue;
     const double seconds = static_cast<double>(a.end_ns - a.start_ns) * kNs;
     if (a.kind == GpuActivity::Kind::kernel) {
       ++s.kernels;
@@ -254,7 +303,7 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     }
   }
   const std::vector<Interval> merged = merge(busy);
-  s.gpu_busy_s = static_cast<double>(covered(merged, from, to)) * kNs;
+  s.gpu_busy_s = static_cast<double>(covered(merged, gpu_from, gpu_to)) * kNs;
   s.gpu_busy_share = s.window_s > 0 ? s.gpu_busy_s / s.window_s : 0;
   s.mean_kernel_s = s.kernels > 0 ? s.kernel_s / static_cast<double>(s.kernels) : 0;
   for (auto& [key, kt] : kernel_time) s.kernel_time.push_back(kt);
@@ -286,12 +335,12 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
         }
       }
     };
-    std::int64_t busy_until = from;
+    std::int64_t busy_until = gpu_from;
     for (const GpuActivity* a : activities) {
       add_gap(a->start_ns - busy_until);
       busy_until = std::max(busy_until, a->end_ns);
     }
-    add_gap(to - busy_until);
+    add_gap(gpu_to - busy_until);
   }
 
   for (const HostInterval& h : t.host) {
@@ -309,9 +358,11 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     st.start_ns = bounds[i];
     st.end_ns = bounds[i + 1];
     st.wall_s = static_cast<double>(st.end_ns - st.start_ns) * kNs;
-    st.gpu_busy_s = static_cast<double>(covered(merged, st.start_ns, st.end_ns)) * kNs;
+    std::vector<Interval> step_busy;  // the step's own GPU work, whenever it ran
     for (const GpuActivity& a : t.gpu) {
-      if (a.start_ns < st.start_ns || a.start_ns >= st.end_ns) continue;
+      const std::int64_t launched = at(a);
+      if (launched < st.start_ns || launched >= st.end_ns) continue;
+      step_busy.push_back({a.start_ns, a.end_ns});
       if (a.kind == GpuActivity::Kind::kernel) {
         ++st.kernels;
         st.kernel_s += static_cast<double>(a.end_ns - a.start_ns) * kNs;
@@ -321,6 +372,8 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
         st.pageable_copies += a.pageable ? 1 : 0;
       }
     }
+    const std::vector<Interval> step_merged = merge(std::move(step_busy));
+    st.gpu_busy_s = static_cast<double>(total(step_merged)) * kNs;
     for (const HostInterval& h : t.host) {
       if (h.kind == HostInterval::Kind::data_wait) {
         st.data_wait_s +=

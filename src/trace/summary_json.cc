@@ -161,6 +161,14 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     if (p.window.first_step) w["first_step"] = *p.window.first_step;
     if (p.window.end_step) w["end_step"] = *p.window.end_step;
     w["opened"] = p.window.begin_ns.has_value();
+    // CUPTI recorded on after the close until the GPU finished the window's work.
+    if (p.window.gpu_end_ns && p.window.end_ns) {
+      w["gpu_end"] = {
+          {"status", p.window.gpu_end_status},
+          {"after_close_s", static_cast<double>(*p.window.gpu_end_ns -
+                                                std::min(*p.window.gpu_end_ns, *p.window.end_ns)) *
+                                1e-9}};
+    }
     w["seconds"] = s.window_s;
     j["window"] = w;
   }

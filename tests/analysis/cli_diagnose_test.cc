@@ -39,6 +39,26 @@ CliRun gpuscope(const std::string& args) {
   return testing::run_captured("env " + env + " " + GPUSCOPE_BIN + " " + args, base);
 }
 
+// The trace options are trace's own: registered once for both commands (same names, same
+// help, same checks).
+TEST(CliDiagnose, TakesTracesOptionsWithTheSameHelpAndChecks) {
+  const std::string diagnose_help = gpuscope("diagnose --help").out;
+  const std::string trace_help = gpuscope("trace --help").out;
+  for (const std::string option :
+       {"--skip-steps", "--skip ", "--steps", "--duration", "--step-range", "--no-shim", "--gpu",
+        "--interval", "--max-events"}) {
+    const auto line_of = [&](const std::string& help) {
+      const std::size_t at = help.find(option);
+      if (at == std::string::npos) return std::string("(missing)");
+      return help.substr(at, help.find('\n', at) - at);
+    };
+    EXPECT_NE(line_of(diagnose_help), "(missing)") << option;
+    EXPECT_EQ(line_of(diagnose_help), line_of(trace_help)) << option;
+  }
+  // An empty GPU entry is refused as trace and monitor refuse it, before anything runs.
+  EXPECT_EQ(gpuscope("diagnose --gpu 0, -- true").exit_code, 2);
+}
+
 TEST(CliDiagnose, ARecordedTraceFolderIsAnalysedAgain) {
   CliRun r = gpuscope("diagnose " + kSmoke);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -105,7 +105,15 @@ TEST(InjectConfig, WindowRecordingDefaultsToSelectedCallsDeferredAndTornDown) {
   EXPECT_FALSE(config.api_all);
   EXPECT_TRUE(config.defer);
   EXPECT_TRUE(config.teardown);
+  EXPECT_EQ(config.gpu_wait_s, 30.0);
   EXPECT_TRUE(config.errors.empty());
+}
+
+TEST(InjectConfig, TheWaitForTheGpuAfterTheWindowCanBeSet) {
+  EXPECT_EQ(config_of({{"GPUSCOPE_TRACE_GPU_WAIT_S", "2.5"}}).gpu_wait_s, 2.5);
+  const Config bad = config_of({{"GPUSCOPE_TRACE_GPU_WAIT_S", "soon"}});
+  EXPECT_EQ(bad.gpu_wait_s, 30.0);
+  EXPECT_EQ(bad.errors.size(), 1u);
 }
 
 TEST(InjectConfig, TheOldWaysCanBeAskedFor) {

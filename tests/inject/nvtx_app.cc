@@ -4,6 +4,7 @@
 //                           odd bytes, thread names, a start/end range ended on another thread,
 //                           from two threads; then a fork child that records too
 //   nvtx_app steps N        N step marks ("gpuscope.step"), each inside a "train" range
+//   nvtx_app torch-steps N  N steps as gpuscope-torch marks them (workloads/torch/nvtx_range.h)
 //   nvtx_app flood N        N identical marks as fast as it can; prints its peak memory (kB)
 //   nvtx_app sigterm        marks, then SIGTERM to itself (default action: killed)
 //   nvtx_app sigterm-own    installs its own SIGTERM handler first (prints, exits 42)
@@ -20,12 +21,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
+
+#include "workloads/torch/nvtx_range.h"
 
 namespace {
 
@@ -88,6 +92,17 @@ int threads_fork() {
   nvtxMarkA("after-fork");
   std::printf("child %d\n", child);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+int torch_steps(int n) {
+  for (int64_t s = 0; s < n; ++s) {
+    {
+      gpuscope::workloads::NvtxRange range(gpuscope::workloads::kStepRangeName);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    gpuscope::workloads::mark_step_end(s);  // as Run::one_step: after the range
+  }
+  return 0;
 }
 
 int steps(int n) {
@@ -171,6 +186,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "threads-fork") return threads_fork();
   if (mode == "steps" && argc > 2) return steps(std::atoi(argv[2]));
+  if (mode == "torch-steps" && argc > 2) return torch_steps(std::atoi(argv[2]));
   if (mode == "flood" && argc > 2) return flood(std::atol(argv[2]));
   if (mode == "sigterm") return sigterm(false);
   if (mode == "sigterm-own") return sigterm(true);

@@ -71,5 +71,46 @@ TEST(Window, ZeroStepsOpensAndClosesAtOnce) {
   EXPECT_EQ(window.advance(1).kind, WindowEvent::closed);
 }
 
+using Action = WindowClosing::Action;
+
+TEST(WindowClosing, NothingHappensBeforeTheWindowCloses) {
+  WindowClosing closing(30 * kSecond);
+  EXPECT_EQ(closing.tick(1, true), Action::none);
+}
+
+// The host ran far ahead: the window's kernels are still queued when it closes. Recording goes
+// on until the GPU has done them; only then is CUPTI stopped, flushed three times and detached.
+TEST(WindowClosing, WaitsForTheGpuBeforeStoppingCupti) {
+  WindowClosing closing(30 * kSecond);
+  closing.begin(10 * kSecond);
+  EXPECT_TRUE(closing.waiting_for_gpu());
+  EXPECT_EQ(closing.tick(10 * kSecond, false), Action::wait_gpu);
+  EXPECT_EQ(closing.tick(12 * kSecond, false), Action::wait_gpu);
+  EXPECT_EQ(closing.tick(14 * kSecond, true), Action::stop);
+  EXPECT_EQ(std::string(closing.gpu_status()), "done");
+  EXPECT_EQ(closing.gpu_end_ns(), 14 * kSecond);
+  EXPECT_EQ(closing.waited_ns(), 4 * kSecond);
+  EXPECT_EQ(closing.tick(15 * kSecond, false), Action::flush);
+  EXPECT_EQ(closing.tick(16 * kSecond, false), Action::flush_and_teardown);
+  EXPECT_EQ(closing.tick(17 * kSecond, false), Action::none);
+}
+
+TEST(WindowClosing, AGpuThatNeverCatchesUpIsGivenUpOnAfterTheLimit) {
+  WindowClosing closing(2 * kSecond);
+  closing.begin(10 * kSecond);
+  closing.begin(11 * kSecond);  // a second close changes nothing
+  EXPECT_EQ(closing.tick(11 * kSecond, false), Action::wait_gpu);
+  EXPECT_EQ(closing.tick(12 * kSecond, false), Action::stop);
+  EXPECT_EQ(std::string(closing.gpu_status()), "timeout");
+  EXPECT_EQ(closing.waited_ns(), 2 * kSecond);
+}
+
+TEST(WindowClosing, AnIdleGpuStopsAtTheFirstTick) {
+  WindowClosing closing(30 * kSecond);
+  closing.begin(5);
+  EXPECT_EQ(closing.tick(6, true), Action::stop);
+  EXPECT_EQ(closing.waited_ns(), 1u);
+}
+
 }  // namespace
 }  // namespace gpuscope::inject

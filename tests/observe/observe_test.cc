@@ -62,6 +62,22 @@ TEST(Observe, AddsAndRemovesEnvironmentVariables) {
   EXPECT_THAT(out, ElementsAre("1-two words-[]"));
 }
 
+// NVLink multicast stays off in every process gpuscope starts (the lent machines ask it), unless
+// the user set the variable, or the caller does.
+TEST(Observe, NcclNvlsIsOffUnlessTheUserOrTheCallerSaysOtherwise) {
+  const std::string script = "echo \"[$NCCL_NVLS_ENABLE]\"";
+  ::unsetenv("NCCL_NVLS_ENABLE");
+  std::vector<std::string> out;
+  EXPECT_TRUE(run_capturing(shell(script), out).success());
+  ::setenv("NCCL_NVLS_ENABLE", "1", 1);
+  EXPECT_TRUE(run_capturing(shell(script), out).success());
+  Options o = shell(script);
+  o.env = {{"NCCL_NVLS_ENABLE", "2"}};
+  EXPECT_TRUE(run_capturing(std::move(o), out).success());
+  ::unsetenv("NCCL_NVLS_ENABLE");
+  EXPECT_THAT(out, ElementsAre("[0]", "[1]", "[2]"));
+}
+
 TEST(Observe, ArgumentsReachTheProgramWithoutAShell) {
   std::vector<std::string> out;
   Options o;

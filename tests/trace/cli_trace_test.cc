@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
@@ -70,6 +71,75 @@ TEST(CliTrace, StepsMarkedByTheProgramAreTracedInTheWindow) {
   for (const auto& e : trace["traceEvents"]) steps += e.value("cat", "") == "step" ? 1 : 0;
   EXPECT_EQ(steps, 10);
   EXPECT_TRUE(fs::exists(dir + "/telemetry.jsonl"));
+}
+
+// gpuscope-torch's steps (one range name for all, a step mark at each end): found without
+// options, and by the range when asked.
+TEST(CliTrace, GpuscopeTorchStepsAreFoundByMarkAndByRange) {
+  const std::string dir = fresh_dir("torch-steps");
+  CliRun r = gpuscope("trace --json --skip-steps 2 --steps 4 -o " + dir + " -- " +
+                      GPUSCOPE_NVTX_APP + " torch-steps 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["steps"]["source"], "marks");
+  EXPECT_EQ(summary["steps"]["traced"], 4);
+  EXPECT_EQ(summary["window"]["first_step"], 2);
+  CliRun again = gpuscope("trace --analyse " + dir + " --json --step-range 'gpuscope-torch step'");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  summary = nlohmann::json::parse(again.out);
+  EXPECT_EQ(summary["steps"]["source"], "range");
+  EXPECT_EQ(summary["steps"]["traced"], 4);
+}
+
+TEST(CliTrace, TheCommandRunsWithNvlinkMulticastOff) {
+  CliRun r = gpuscope("trace --duration 0 -o " + fresh_dir("nvls") +
+                      " -- sh -c 'echo \"[$NCCL_NVLS_ENABLE]\"'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[0]"));
+}
+
+// Two ranks of a data-parallel job, each its own process and GPU: a folder derived from the
+// labelled H100 recording (tests/fixtures/trace/h100_smoke_window, pid 773 on GPU 0) by copying
+// it as pid 774 on GPU 1. The summary is one rank's (its steps and its GPU only), and `ranks`
+// has each one's: nothing of one rank is counted in the other's steps.
+TEST(CliTrace, RanksAreSummarizedEachWithoutMixingTheirSteps) {
+  const std::string h100 = std::string(GPUSCOPE_TEST_FIXTURES) + "/trace/h100_smoke_window";
+  const std::string one = fresh_dir("one-rank");
+  const std::string two = fresh_dir("two-ranks");
+  fs::create_directories(one);
+  fs::create_directories(two);
+  fs::copy_file(h100 + "/gpuscope-trace-773.jsonl", one + "/gpuscope-trace-773.jsonl");
+  fs::copy_file(h100 + "/gpuscope-trace-773.jsonl", two + "/gpuscope-trace-773.jsonl");
+  std::string other = slurp(h100 + "/gpuscope-trace-773.jsonl");
+  auto replace_all = [&other](const std::string& from, const std::string& to) {
+    for (std::size_t at = other.find(from); at != std::string::npos;
+         at = other.find(from, at + to.size()))
+      other.replace(at, from.size(), to);
+  };
+  replace_all("\"pid\":773", "\"pid\":774");
+  replace_all("\"dev\":0", "\"dev\":1");
+  std::ofstream(two + "/gpuscope-trace-774.jsonl") << other;
+
+  CliRun alone = gpuscope("trace --analyse " + one + " --json");
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  CliRun both = gpuscope("trace --analyse " + two + " --json");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const auto a = nlohmann::json::parse(alone.out);
+  const auto b = nlohmann::json::parse(both.out);
+  ASSERT_GT(a["gpu"]["kernels"].get<int>(), 0);
+  EXPECT_EQ(b["gpu"]["kernels"], a["gpu"]["kernels"]);
+  EXPECT_EQ(b["gpu"]["devices"], nlohmann::json::array({0}));
+  EXPECT_EQ(b["steps"]["traced"], a["steps"]["traced"]);
+  EXPECT_NEAR(b["gpu"]["busy_share"].get<double>(), a["gpu"]["busy_share"].get<double>(), 1e-9);
+  ASSERT_EQ(b["ranks"].size(), 2u) << b.dump().substr(0, 1000);
+  for (int r = 0; r < 2; ++r) {
+    const auto& rank = b["ranks"][r];
+    EXPECT_EQ(rank["pid"], 773 + r);
+    EXPECT_EQ(rank["devices"], nlohmann::json::array({r}));
+    EXPECT_EQ(rank["steps"]["traced"], a["steps"]["traced"]);
+    EXPECT_EQ(rank["gpu"]["kernels"], a["gpu"]["kernels"]);
+  }
+  EXPECT_FALSE(a.contains("ranks"));  // one GPU process: no ranks
 }
 
 TEST(CliTrace, JsonGoesToStdoutAlone) {

@@ -74,7 +74,9 @@ TEST(TraceRecords, ReadsEveryRecordType) {
       "\n"
       R"({"t":"domain","dom":2,"name":4})"
       "\n"
-      R"({"t":"window_end","ts":1700,"step":5,"reason":"steps","disable_ns":20000})"
+      R"({"t":"window_end","ts":1700,"step":5,"reason":"steps"})"
+      "\n"
+      R"({"t":"window_gpu_end","ts":1750,"status":"done","waited_ns":50,"disable_ns":20000})"
       "\n"
       R"({"t":"fork","ts":1800,"tid":7})"
       "\n"
@@ -127,6 +129,9 @@ TEST(TraceRecords, ReadsEveryRecordType) {
   EXPECT_EQ(t.window.end_step, 5u);
   EXPECT_EQ(t.window.enable_ns, 40000u);
   EXPECT_EQ(t.window.end_reason, "steps");
+  EXPECT_EQ(t.window.gpu_end_ns, 1750u);
+  EXPECT_EQ(t.window.gpu_end_status, "done");
+  EXPECT_EQ(t.window.disable_ns, 20000u);
   EXPECT_EQ(t.forks_ns, std::vector<uint64_t>{1800});
   EXPECT_EQ(t.dropped_cupti, 12u);
   EXPECT_EQ(t.dropped_by_kind.at("kernel"), 3u);

@@ -41,6 +41,40 @@ TEST(TraceSummary, StepsFromMarksWithTheirBreakdown) {
   EXPECT_NEAR(idle + s.gpu_busy_s, s.window_s, 1e-9);
 }
 
+// The host ran ahead of the GPU: each step's GPU work is what it launched, whenever the GPU ran
+// it; nothing launched in the window's steps is left out, and nothing is counted twice.
+TEST(TraceSummary, AStepOwnsTheGpuWorkItLaunchedWhenTheHostRunsAhead) {
+  TraceSummary s = summarize(queued_loop(10), {}, {});
+  EXPECT_EQ(s.step_source, StepSource::marks);
+  ASSERT_EQ(s.steps.size(), 9u);
+  for (const StepStats& st : s.steps) {
+    EXPECT_NEAR(st.wall_s, 10e-3, 1e-9);
+    EXPECT_EQ(st.kernels, 4u);
+    EXPECT_NEAR(st.kernel_s, 10e-3, 1e-9);
+    EXPECT_NEAR(st.gpu_busy_s, 10e-3, 1e-9);
+  }
+  EXPECT_EQ(s.kernels, 36u);
+  // The GPU never idled while it ran the window's work.
+  EXPECT_NEAR(s.gpu_busy_share, 1.0, 1e-6);
+  double idle = 0;
+  for (const IdleBucket& b : s.idle) idle += b.seconds;
+  EXPECT_NEAR(idle, 0, 1e-9);
+}
+
+// How long after the window's close the GPU finished the window's work, and whether it did.
+TEST(TraceSummary, TheWindowSaysWhenTheGpuCaughtUp) {
+  Timeline t = queued_loop(10);
+  ProcessTrace p;
+  p.header.pid = 100;
+  p.window.begin_ns = 999'000'000;
+  p.window.end_ns = 1'100'000'000;
+  p.window.gpu_end_ns = 1'135'000'000;
+  p.window.gpu_end_status = "done";
+  const nlohmann::json j = summary_to_json(summarize(t, {}, {}), t, {p});
+  EXPECT_EQ(j["window"]["gpu_end"]["status"], "done");
+  EXPECT_NEAR(j["window"]["gpu_end"]["after_close_s"].get<double>(), 0.035, 1e-9);
+}
+
 TEST(TraceSummary, KernelTimeByKindPrecisionAndTensorCores) {
   TraceSummary s = summarize(starved_loop(6, true), {}, {});
   bool bf16_tensor = false, fp32_simt = false;
@@ -79,6 +113,25 @@ TEST(TraceSummary, AUserRangeDefinesTheSteps) {
   EXPECT_EQ(s.step_source, StepSource::range);
   ASSERT_EQ(s.steps.size(), 4u);
   EXPECT_NEAR(s.steps.back().wall_s, 10e-3, 1e-9);  // the last one ends with its range
+}
+
+// A window over whole ranges: each range inside it is a step, the last one too (it ends inside
+// the window, though the next range, which would bound it, starts after).
+TEST(TraceSummary, EveryRangeInsideTheWindowIsAStep) {
+  Timeline t = starved_loop(8, false);
+  const std::uint32_t range = t.intern("gpuscope-torch step");
+  for (int s = 0; s < 8; ++s) {
+    const std::int64_t t0 = 1000 * kMs + s * 11 * kMs;
+    t.host.push_back({HostInterval::Kind::range, 100, 100, t0, t0 + 10 * kMs, range, 0});
+  }
+  t.window_start_ns = 1000 * kMs + 2 * 11 * kMs - kMs;  // steps 2..5 inside
+  t.window_end_ns = 1000 * kMs + 5 * 11 * kMs + 10 * kMs + 1;
+  SummaryOptions o;
+  o.step_range = "gpuscope-torch step";
+  TraceSummary s = summarize(t, {}, o);
+  EXPECT_EQ(s.step_source, StepSource::range);
+  ASSERT_EQ(s.steps.size(), 4u);
+  EXPECT_NEAR(s.steps.back().wall_s, 10e-3, 1e-9);
 }
 
 TEST(TraceSummary, AnEmptyTimelineIsAnEmptySummary) {

@@ -50,4 +50,36 @@ inline Timeline starved_loop(int steps, bool with_marks) {
   return t;
 }
 
+// A GPU-bound loop whose host runs 3.5 steps ahead of its GPU: each 10 ms step launches four
+// kernels of 2.5 ms in its first 40 us and marks its end; the GPU runs each kernel 35 ms after its
+// launch. The window opened just before the first step and closed at the last mark, while the
+// GPU still had 3.5 steps queued (recorded since the closing waits for the GPU).
+inline Timeline queued_loop(int steps) {
+  Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  const std::uint32_t launch = t.intern("cudaLaunchKernel");
+  const std::uint32_t kernel = t.intern("sm80_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32");
+  std::uint64_t correlation = 1;
+  const std::int64_t t0 = 1000 * kMs;
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t host = t0 + s * 10 * kMs;
+    for (int k = 0; k < 4; ++k) {
+      const std::int64_t at = host + k * 10 * kUs;
+      t.host.push_back({HostInterval::Kind::api, 100, 100, at, at + 5 * kUs, launch, correlation});
+      GpuActivity a;
+      a.kind = GpuActivity::Kind::kernel;
+      a.name = kernel;
+      a.start_ns = t0 + 35 * kMs + s * 10 * kMs + k * 2500 * kUs;
+      a.end_ns = a.start_ns + 2500 * kUs;
+      a.correlation = correlation++;
+      t.gpu.push_back(a);
+    }
+    t.marks.push_back({100, 100, host + 10 * kMs - 1, mark});
+  }
+  t.window_start_ns = t0 - kMs;
+  t.window_end_ns = t0 + steps * 10 * kMs;
+  return t;
+}
+
 }  // namespace gpuscope::trace::detail

@@ -25,10 +25,9 @@ namespace fs = std::filesystem;
 
 struct DiagnoseArgs {
   trace::TraceOptions options;
+  TraceRunArgs run;
   std::vector<std::string> positional;  // DIR, or -- CMD ARGS...
-  std::string out_dir, step_range, burn, html, markdown, store;
-  bool no_shim = false, json = false;
-  double duration_s = 10;
+  std::string burn, html, markdown, store;
 };
 
 // Whether "--" came before the positional arguments: `diagnose -- CMD` runs CMD even when CMD
@@ -61,7 +60,7 @@ Status write_text(const fs::path& path, const std::string& text) {
 // store; in a folder it recorded itself, diagnose.json and diagnose.html beside the trace.
 int emit(const analysis::Diagnosis& d, const DiagnoseArgs& a, bool recorded, double started) {
   const nlohmann::json doc = analysis::diagnosis_to_json(d);
-  if (a.json) {
+  if (a.run.json) {
     std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     // With a command, its stdout is its own: the report goes to stderr, as `time` does.
@@ -95,7 +94,7 @@ int emit(const analysis::Diagnosis& d, const DiagnoseArgs& a, bool recorded, dou
 
 Result<analysis::DiagnoseOptions> diagnose_options(const DiagnoseArgs& a) {
   analysis::DiagnoseOptions o;
-  if (!a.step_range.empty()) o.step_range = a.step_range;
+  if (!a.run.step_range.empty()) o.step_range = a.run.step_range;
   if (!a.burn.empty()) {
     std::ifstream in(a.burn);
     if (!in) return Status(Code::not_found, fmt::format("--burn {}: cannot read it", a.burn));
@@ -137,8 +136,7 @@ int run_diagnose_command(DiagnoseArgs a) {
   auto options = diagnose_options(a);
   if (!options.ok()) return report_error(options.status());
   a.options.command = a.positional;
-  if (auto exit = prepare_trace_run(
-          a.options, {a.duration_s, a.out_dir, a.step_range, a.no_shim, a.json}, "diagnose")) {
+  if (auto exit = prepare_trace_run(a.options, a.run, "diagnose")) {
     return *exit;
   }
 
@@ -154,7 +152,7 @@ int run_diagnose_command(DiagnoseArgs a) {
     return command_code != kExitOk ? command_code : exit_code_for(d.status().code());
   }
   const int code = emit(*d, a, true, started);
-  if (!a.json) std::cerr << "Trace and report in " << a.options.out_dir.string() << "\n";
+  if (!a.run.json) std::cerr << "Trace and report in " << a.options.out_dir.string() << "\n";
   return code != kExitOk ? code : command_code;
 }
 
@@ -166,9 +164,9 @@ void add_diagnose_command(CLI::App& app, Runner& runner) {
       "diagnose",
       "Why is my training slow? Traces a command (or reads a trace folder) and names what holds "
       "it back, the fix as code, and the speed-up fixing it should bring, most gain first");
-  cmd->add_option("-o,--output", args->out_dir,
+  cmd->add_option("-o,--output", args->run.out_dir,
                   "Trace folder to create (default: diagnose-YYYYMMDD-HHMMSS)");
-  cmd->add_flag("--json", args->json,
+  cmd->add_flag("--json", args->run.json,
                 "Print the diagnosis as JSON (\"kind\": \"gpuscope.diagnose\") on stdout");
   cmd->add_option("--burn", args->burn,
                   "A `gpuscope burn --json` result of this GPU: measured rates per precision for "
@@ -176,28 +174,7 @@ void add_diagnose_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--html", args->html, "Also write the report as HTML to this file");
   cmd->add_option("--md", args->markdown, "Also write the report as Markdown to this file");
   cmd->add_option("--store", args->store, "Record the diagnosis into this SQLite results store");
-  cmd->add_option("--skip-steps", args->options.skip_steps,
-                  "Warm-up: open the trace window after this many steps (default 10)")
-      ->check(CLI::Range(0, 100'000'000));
-  cmd->add_option("--skip", args->options.skip_s,
-                  "Warm-up in seconds, for programs that mark no steps (default 20)")
-      ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
-  cmd->add_option("--steps", args->options.steps, "Steps to trace (default 50)")
-      ->check(CLI::Range(1, 100'000'000));
-  cmd->add_option("--duration", args->duration_s,
-                  "Seconds to trace when no steps are marked (default 10); 0: the whole run")
-      ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
-  cmd->add_option("--step-range", args->step_range,
-                  "An NVTX range of the program that spans one step (instead of optimizer steps)");
-  cmd->add_flag("--no-shim", args->no_shim,
-                "Do not put the Python step shim on PYTHONPATH (no step marks, no data waits)");
-  cmd->add_option("--gpu", args->options.gpus, "Sample only these GPUs: NVML indices or UUIDs")
-      ->delimiter(',');
-  cmd->add_option("--interval", args->options.interval_ms, "NVML sampling interval in ms")
-      ->check(CLI::Range(20, 60'000));
-  cmd->add_option("--max-events", args->options.max_trace_events,
-                  "Cap on trace.json's events (the rest are counted, not written)")
-      ->check(CLI::Range(1000, 100'000'000));
+  add_trace_run_options(*cmd, args->options, args->run);
   cmd->add_option("args", args->positional, "DIR (a trace folder), or -- CMD ARGS...")->take_all();
   cmd->callback([&runner, args] { runner = [args] { return run_diagnose_command(*args); }; });
 }

@@ -8,8 +8,36 @@
 
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/monitor.h"
+#include "validators.h"
 
 namespace gpuscope::cli {
+
+void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRunArgs& args) {
+  cmd.add_option("--skip-steps", options.skip_steps,
+                 "Warm-up: open the trace window after this many steps (default 10)")
+      ->check(CLI::Range(0, 100'000'000));
+  cmd.add_option("--skip", options.skip_s,
+                 "Warm-up in seconds, for programs that mark no steps (default 20)")
+      ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
+  cmd.add_option("--steps", options.steps, "Steps to trace (default 50)")
+      ->check(CLI::Range(1, 100'000'000));
+  cmd.add_option("--duration", args.duration_s,
+                 "Seconds to trace when no steps are marked (default 10); 0: the whole run")
+      ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
+  cmd.add_option("--step-range", args.step_range,
+                 "An NVTX range of the program that spans one step (instead of optimizer steps)");
+  cmd.add_flag("--no-shim", args.no_shim,
+               "Do not put the Python step shim on PYTHONPATH (no step marks from torch.optim, "
+               "no data waits)");
+  // The whole value goes to the selector rule (target.h), as monitor's --gpu.
+  cmd.add_option("--gpu", options.gpus, "Sample only these GPUs: NVML indices or UUIDs")
+      ->check(gpu_selector_check());
+  cmd.add_option("--interval", options.interval_ms, "NVML sampling interval in ms")
+      ->check(CLI::Range(20, 60'000));
+  cmd.add_option("--max-events", options.max_trace_events,
+                 "Cap on trace.json's events (the rest are counted, not written)")
+      ->check(CLI::Range(1000, 100'000'000));
+}
 
 std::optional<int> prepare_trace_run(trace::TraceOptions& options, const TraceRunArgs& args,
                                      std::string_view default_prefix) {

@@ -1,7 +1,10 @@
-// What `gpuscope trace -- CMD` and `gpuscope diagnose -- CMD` share before a trace runs: the
-// command checked before anything starts (exit 127 when it is not found, 126 when it cannot be
-// run, as a shell answers), the recording window, the run folder and the shim.
+// What `gpuscope trace -- CMD` and `gpuscope diagnose -- CMD` share before a trace runs: their
+// options (the recording window, steps, shim, sampling), the command checked before anything
+// starts (exit 127 when it is not found, 126 when it cannot be run, as a shell answers), the
+// run folder.
 #pragma once
+
+#include <CLI/CLI.hpp>
 
 #include <optional>
 #include <string>
@@ -18,6 +21,11 @@ struct TraceRunArgs {
   bool no_shim = false;
   bool json = false;  // the command's stdout goes to stderr, so that stdout is the JSON
 };
+
+// Registers the options both commands take on `cmd`: --skip-steps, --skip, --steps, --duration,
+// --step-range, --no-shim, --gpu, --interval, --max-events. -o and --json are each command's
+// own (their help differs); they fill `args` too.
+void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRunArgs& args);
 
 // Fills `options` (whose command is set) from `args`; nullopt to go on, else the exit code to
 // end with (the message already printed).

@@ -208,18 +208,20 @@ std::optional<int64_t> Run::choose_batch(StepProgram& program) {
 void Run::one_step(StepProgram& program, int64_t step, const std::vector<Batch>& inputs,
                    bool replay, StepInputs* feed) {
   if (data_parallel_) maybe_inject_fault(config_, step);
-  const std::string name = "gpuscope-torch step " + std::to_string(step);
-  NvtxRange range(name.c_str());
-  if (feed != nullptr) feed->before_step(step);
-  const auto index = static_cast<size_t>(step) % inputs.size();
-  if (replay) {
-    program.replay(index);
-  } else {
-    program.run_eager(inputs[index]);
+  {
+    NvtxRange range(kStepRangeName);
+    if (feed != nullptr) feed->before_step(step);
+    const auto index = static_cast<size_t>(step) % inputs.size();
+    if (replay) {
+      program.replay(index);
+    } else {
+      program.run_eager(inputs[index]);
+    }
+    if (feed != nullptr) feed->after_step(step);
+    if (losses_.defined()) losses_.select(0, step).copy_(program.last_loss(), true);
+    if (scales_.defined()) scales_.select(0, step).copy_(program.loss_scaler()->scale(), true);
   }
-  if (feed != nullptr) feed->after_step(step);
-  if (losses_.defined()) losses_.select(0, step).copy_(program.last_loss(), true);
-  if (scales_.defined()) scales_.select(0, step).copy_(program.loss_scaler()->scale(), true);
+  mark_step_end(step);  // after the range: the step's range ends before the mark that counts it
 }
 
 int Run::run_guard(StepProgram& program, RunResult& result) {
