@@ -11,6 +11,9 @@ namespace gpuscope::sweep::detail {
 namespace {
 
 std::optional<double> samples_per_second(const nlohmann::json& json) {
+  if (const auto type = json.find("type"); type != json.end() && *type != "window") {
+    return std::nullopt;
+  }
   const auto it = json.find("samples_per_second");
   if (it == json.end() || !it->is_number()) return std::nullopt;
   const double rate = it->get<double>();
@@ -35,6 +38,7 @@ struct Workload::State : observe::Watcher {
   mutable std::mutex mutex;
   std::vector<std::pair<double, double>> rates;  // (seconds since origin, samples/s)
   std::optional<ProcessExit> exit;
+  std::optional<std::string> skipped, error;
   bool stopped = false;
 
   double now_s() const {
@@ -47,7 +51,7 @@ struct Workload::State : observe::Watcher {
   }
 };
 
-Result<std::unique_ptr<Workload>> Workload::start(const std::vector<std::string>& command,
+Result<std::unique_ptr<Workload>> Workload::start(const WorkloadSpec& spec,
                                                   std::chrono::steady_clock::time_point origin,
                                                   std::ostream& passthrough) {
   auto state = std::make_unique<State>();
@@ -55,7 +59,8 @@ Result<std::unique_ptr<Workload>> Workload::start(const std::vector<std::string>
   state->passthrough = &passthrough;
   State* s = state.get();
   observe::Options options;
-  options.argv = command;
+  options.argv = spec.command;
+  options.env = spec.env;
   options.interrupts = observe::Interrupts::isolate;  // the sweep stops it (stop())
   options.clock = [s] { return s->now_s(); };
   options.on_json_line = [s](const observe::JsonLine& line) {
@@ -63,9 +68,18 @@ Result<std::unique_ptr<Workload>> Workload::start(const std::vector<std::string>
     std::lock_guard lock(s->mutex);
     if (rate) {
       s->rates.emplace_back(line.received_s, *rate);
-    } else {
-      *s->passthrough << line.text << '\n';
+      return;
     }
+    *s->passthrough << line.text << '\n';
+    if (!line.object) return;
+    const auto text_of = [&](const char* key) -> std::optional<std::string> {
+      const auto it = line.object->find(key);
+      if (it == line.object->end() || !it->is_string()) return std::nullopt;
+      return it->get<std::string>();
+    };
+    const auto type = text_of("type");
+    if (type == "skipped") s->skipped = text_of("reason");
+    if (type == "error") s->error = text_of("message");
   };
   options.watchers = {s};
   GPUSCOPE_ASSIGN_OR_RETURN(state->process, observe::Process::start(std::move(options)));
@@ -94,6 +108,16 @@ double Workload::now_s() const {
 std::optional<ProcessExit> Workload::ended() const {
   std::lock_guard lock(state_->mutex);
   return state_->exit;
+}
+
+std::optional<std::string> Workload::skipped_reason() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->skipped;
+}
+
+std::optional<std::string> Workload::error_message() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->error;
 }
 
 void Workload::stop() noexcept {

@@ -17,6 +17,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -357,6 +358,134 @@ TEST_F(SweepCli, TheDryRunPrintsThePlanAndMeasuresAtTheCurrentLimitOnly) {
   EXPECT_NEAR(point["samples_per_second"].get<double>(), 310 * 0.957, 0.5);
   EXPECT_EQ(limit_mw(), std::nullopt);  // no setter was ever called
   EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+// How often `needle` occurs in `text`.
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Bench rows as workloads: gpuscope-sim-workload stands in for gpuscope-torch (--torch-bin),
+// running the curve of the row's mode and task.
+std::vector<std::string> row_sweep_args(std::vector<std::string> rows) {
+  std::vector<std::string> args = {GPUSCOPE_BIN, "sweep",       "--allow-power-changes",
+                                   "--window",   "0.2",         "--warmup",
+                                   "0.1",        "--torch-bin", GPUSCOPE_SIM_WORKLOAD};
+  args.insert(args.end(), rows.begin(), rows.end());
+  return args;
+}
+
+TEST_F(SweepCli, BenchRowsAreSweptInTurnEachByOneProcessWithItsOwnKnees) {
+  const std::string db = dir_ + "/results.db";
+  const Ended r = run(row_sweep_args({"--model", "vit_b16", "--task", "train", "--mode",
+                                      "fp32,fp16", "--json", "-", "--store", db}),
+                      "rows");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);
+  const auto& fp32 = doc["workloads"][0];
+  const auto& half = doc["workloads"][1];
+  EXPECT_EQ(fp32["label"], "vit_b16 train fp32");
+  EXPECT_EQ(half["tags"],
+            (nlohmann::json{{"model", "vit_b16"}, {"task", "train"}, {"mode", "fp16"}}));
+  EXPECT_EQ(fp32["throughput_unit"], "samples/s");
+  EXPECT_THAT(fp32["command"].get<std::string>(), HasSubstr("--windows 0"));
+  EXPECT_GE(fp32["points"].size(), 17u);
+  EXPECT_GE(half["points"].size(), 17u);
+  // Each its own knees: seeds/000's fp32 (280/330/380 W) and .half() (200/230/270 W) training.
+  nlohmann::json only_fp32 = {{"workloads", {fp32}}}, only_half = {{"workloads", {half}}};
+  EXPECT_NEAR(knee_limits(only_fp32)["90"].get<double>(), 330, 10) << fp32["knees"];
+  EXPECT_NEAR(knee_limits(only_half)["90"].get<double>(), 230, 10) << half["knees"];
+  // One process per workload for all its limits: two starts in all.
+  EXPECT_EQ(count_of(r.err, "\"type\": \"start\""), 2u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("vit_b16 train fp16 (samples/s)"));
+  EXPECT_EQ(count_of(r.err, "answer: "), 2u);
+  EXPECT_EQ(limit_mw(), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+
+  // The store holds one curve per mode, and the report draws both on its chart.
+  store::StoreOptions read_only;
+  read_only.read_only = true;
+  auto results = store::Store::open(db, read_only);
+  ASSERT_TRUE(results.ok()) << results.status().to_string();
+  auto runs = (*results)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  auto data = (*results)->load_run(runs->front().id);
+  ASSERT_TRUE(data.ok());
+  std::set<std::string> modes;
+  for (const auto& m : data->measurements) {
+    if (m.name != store::names::kSamplesPerS) continue;
+    EXPECT_EQ(m.tags["model"], "vit_b16");
+    EXPECT_EQ(m.tags["task"], "train");
+    modes.insert(m.tags["mode"].get<std::string>());
+  }
+  EXPECT_EQ(modes, (std::set<std::string>{"fp32", "fp16"}));
+  const std::string md = dir_ + "/report.md";
+  const Ended report = run({GPUSCOPE_BIN, "report", db, "--format", "md", "-o", md}, "report");
+  ASSERT_EQ(report.exit_code, kExitOk) << report.err;
+  EXPECT_THAT(slurp(md), HasSubstr("fp32"));
+  EXPECT_THAT(slurp(md), HasSubstr("fp16"));
+}
+
+TEST_F(SweepCli, TheSeedsPresetSweepsEveryModeTheGpuHasAndSkipsTheRest) {
+  const Ended r = run(
+      row_sweep_args({"--preset", "seeds", "--limits", "480:200:70", "--no-refine", "--json", "-"}),
+      "seeds");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 14u);  // ViT-B/16, train and infer, 7 modes
+  int measured = 0, skipped = 0;
+  for (const auto& w : doc["workloads"]) {
+    EXPECT_TRUE(w["ended"].is_null()) << w;
+    if (w["skipped"].is_string()) {
+      ++skipped;
+      EXPECT_THAT(w["skipped"].get<std::string>(), HasSubstr("no curve"));
+      EXPECT_TRUE(w["points"].empty());
+    } else {
+      ++measured;
+      EXPECT_EQ(w["points"].size(), 5u) << w["label"];  // 480 410 340 270 200
+    }
+  }
+  // The simulated card has the seed's fp32 and .half() training curves only.
+  EXPECT_EQ(measured, 2);
+  EXPECT_EQ(skipped, 12);
+  EXPECT_THAT(r.err, HasSubstr("skipped: this simulated GPU has no curve bf16_infer"));
+  EXPECT_EQ(limit_mw(), kPriorMw);
+}
+
+TEST_F(SweepCli, TheDryRunMeasuresEachRowAtTheCurrentLimitOnly) {
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--dry-run", "--window", "0.2", "--warmup", "0.1",
+                       "--torch-bin", GPUSCOPE_SIM_WORKLOAD, "--model", "vit_b16", "--task",
+                       "train", "--mode", "fp32,fp16", "--json", "-"},
+                      "dryrows");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);
+  for (const auto& w : doc["workloads"]) {
+    ASSERT_EQ(w["points"].size(), 1u) << w;
+    EXPECT_EQ(w["points"][0]["power_limit_w"], 390);
+  }
+  EXPECT_EQ(limit_mw(), std::nullopt);  // no setter was ever called
+}
+
+TEST_F(SweepCli, RowsTakeBenchsChecksOneGpuAndNotACommandBesides) {
+  const Ended mode = run(row_sweep_args({"--model", "vit_b16", "--mode", "int8"}), "badmode");
+  EXPECT_EQ(mode.exit_code, kExitUsage);
+  EXPECT_THAT(mode.err, HasSubstr("int8"));
+  const Ended preset = run(row_sweep_args({"--preset", "seeds", "--model", "vit_b16"}), "both");
+  EXPECT_EQ(preset.exit_code, kExitUsage);
+  EXPECT_THAT(preset.err, HasSubstr("--preset is a whole matrix"));
+  const Ended gpus = run(row_sweep_args({"--model", "vit_b16", "--gpu", "0,1"}), "gpus");
+  EXPECT_EQ(gpus.exit_code, kExitUsage);
+  EXPECT_THAT(gpus.err, HasSubstr("one --gpu"));
+  const Ended command = run(row_sweep_args({"--model", "vit_b16", "--windows", "2", "--",
+                                            GPUSCOPE_SIM_WORKLOAD, "--curve", "x"}),
+                            "command");
+  EXPECT_EQ(command.exit_code, kExitUsage);
+  EXPECT_THAT(command.err, HasSubstr("not both"));
+  EXPECT_EQ(limit_mw(), std::nullopt);
 }
 
 TEST_F(SweepCli, AGpuWhoseLimitCannotBeSetIsRefusedBeforeAnythingRuns) {

@@ -9,6 +9,12 @@
 // shares it with gpuscope). Ends on SIGINT/SIGTERM (exit 0) or after --seconds.
 //
 //   gpuscope-sim-workload --curve NAME [--gpu INDEX] [--interval S] [--seconds S]
+//
+// It also stands in for gpuscope-torch (`gpuscope sweep --torch-bin gpuscope-sim-workload`):
+// given --mode and --task instead of --curve, it runs curve MODE_TASK (fp16 is the seed's
+// `.half()`: half_train), ignores gpuscope-torch's other options, prints its lines as
+// {"v": 1, "type": "window", "samples_per_second": X}, and a curve the scenario lacks is a
+// precision mode this GPU lacks: {"type": "skipped", ...} and exit 3, as gpuscope-torch says it.
 #include <unistd.h>
 
 #include <chrono>
@@ -42,12 +48,21 @@ int main(int argc, char** argv) {
   std::string curve;
   unsigned gpu = 0;
   double interval_s = 0.1;
-  double seconds = 0;  // 0: until stopped
+  double seconds = 0;      // 0: until stopped
+  std::string mode, task;  // as gpuscope-torch
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--quiet") continue;
     if (i + 1 >= argc) return usage(("missing value for " + arg).c_str());
     const char* value = argv[++i];
-    if (arg == "--curve") {
+    if (arg == "--mode") {
+      mode = value;
+    } else if (arg == "--task") {
+      task = value;
+    } else if (arg == "--model" || arg == "--batch" || arg == "--windows" || arg == "--warmup" ||
+               arg == "--steps" || arg == "--device") {
+      // gpuscope-torch's: the curve stands for the whole workload
+    } else if (arg == "--curve") {
       curve = value;
     } else if (arg == "--gpu") {
       gpu = static_cast<unsigned>(std::strtoul(value, nullptr, 10));
@@ -59,13 +74,27 @@ int main(int argc, char** argv) {
       return usage(("unknown option " + arg).c_str());
     }
   }
-  if (curve.empty()) return usage("--curve is required");
+  const bool as_torch = curve.empty() && !mode.empty();
+  if (as_torch) curve = (mode == "fp16" ? "half" : mode) + "_" + (task.empty() ? "train" : task);
+  if (curve.empty()) return usage("--curve (or --mode) is required");
   if (!(interval_s > 0)) return usage("--interval must be positive");
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   if (gpuscope_fake_nvml_start_workload(gpu, curve.c_str(), static_cast<long>(::getpid())) != 0) {
     std::fprintf(stderr, "gpuscope-sim-workload: %s\n", gpuscope_fake_nvml_last_error());
+    if (as_torch) {
+      std::printf(
+          "{\"v\": 1, \"type\": \"skipped\", \"code\": \"not_supported\", \"reason\": "
+          "\"this simulated GPU has no curve %s\"}\n",
+          curve.c_str());
+      return 3;
+    }
     return 1;
+  }
+  if (as_torch) {  // gpuscope-torch's first line: tests count the processes a sweep started
+    std::printf("{\"v\": 1, \"type\": \"start\", \"curve\": \"%s\", \"pid\": %ld}\n", curve.c_str(),
+                static_cast<long>(::getpid()));
+    std::fflush(stdout);
   }
   const auto start = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(interval_s);
@@ -73,7 +102,8 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::nanoseconds>(
                                               period * static_cast<double>(tick)));
     if (g_stop) break;
-    std::printf("{\"samples_per_second\": %.4f}\n",
+    std::printf(as_torch ? "{\"v\": 1, \"type\": \"window\", \"samples_per_second\": %.4f}\n"
+                         : "{\"samples_per_second\": %.4f}\n",
                 gpuscope_fake_nvml_workload_samples_per_second(gpu));
     std::fflush(stdout);
     if (seconds > 0 && interval_s * static_cast<double>(tick) >= seconds) break;
