@@ -87,11 +87,14 @@ struct SweepOptions {
   bool refine = true;                // extra points between those that bracket the knees
   double window_s = 5.0;             // one measurement window
   double warmup_s = 10.0;            // after each change, before the first window
-  double cooldown_s = 0.0;           // an extra wait before each point's warm-up
-  int min_windows = 2;               // windows per point (>= 2)
-  int max_windows = 6;               // more when the first ones disagree (unstable)
-  double stable_tolerance = 0.03;    // windows within this relative spread are stable
-  std::string state_dir;             // "" -> default_state_dir()
+  // A workload's first point waits for its first speed line (its start: CUDA, the model) for up
+  // to this long before the warm-up; without one it ends with `timeout`.
+  double start_timeout_s = 600.0;
+  double cooldown_s = 0.0;         // an extra wait before each point's warm-up
+  int min_windows = 2;             // windows per point (>= 2)
+  int max_windows = 6;             // more when the first ones disagree (unstable)
+  double stable_tolerance = 0.03;  // windows within this relative spread are stable
+  std::string state_dir;           // "" -> default_state_dir()
   // The guardian's command line without its last argument (the sweeping process's PID, which
   // the sweep appends), e.g. {"/usr/bin/gpuscope", "sweep", "--guardian-for"}; empty: no
   // guardian (only in-process tests do that).

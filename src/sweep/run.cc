@@ -243,6 +243,23 @@ class Sweeper {
     return {};
   }
 
+  // Waits until the workload has printed its first speed (for up to start_timeout_s).
+  Status wait_for_first_rate() const {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.start_timeout_s);
+    while (workload_->rates_between(-1, workload_->now_s() + 1).empty()) {
+      GPUSCOPE_RETURN_IF_ERROR(interrupted());
+      if (std::chrono::steady_clock::now() >= until) {
+        return Status(Code::timeout,
+                      fmt::format("the workload printed no {{\"samples_per_second\": X}} line in "
+                                  "its first {:g} s",
+                                  o_.start_timeout_s));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return {};
+  }
+
   // Waits `seconds`, returning early with the reason to stop.
   Status wait(double seconds) const {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -285,6 +302,8 @@ class Sweeper {
       }
     }
     if (!point.skipped) {
+      // A workload's start (CUDA, the model, its own warm-up) is not the limit's warm-up.
+      if (current_->points.empty()) GPUSCOPE_RETURN_IF_ERROR(wait_for_first_rate());
       GPUSCOPE_RETURN_IF_ERROR(wait(o_.cooldown_s + o_.warmup_s));
       GPUSCOPE_RETURN_IF_ERROR(measure_windows(point, enforced));
     }
