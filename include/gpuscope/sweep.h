@@ -63,9 +63,14 @@ struct WorkloadSpec {
   std::string label;                 // "vit_b16 train amp_bf16", "gpuscope-sim-workload --curve x"
   std::vector<std::string> command;  // argv, run without a shell
   std::vector<std::pair<std::string, std::string>> env;  // added to its environment
-  // The unit of its rate, as people read it: "samples/s", or "TFLOP/s" for a GEMM (whose lines
-  // carry the rate in that unit under the same key).
+  // The unit of its rate, as people read it: "samples/s", or "TFLOP/s" ("TOP/s" for int8) for a
+  // burn GEMM.
   std::string unit = "samples/s";
+  // Where its rate is: a line {"samples_per_second": X} without a "type", or a line of this
+  // "type" (gpuscope-torch's "window"; the burn worker's "gemm_window") with the rate under
+  // `rate_key` ("samples_per_second"; the burn worker's "tflops").
+  std::string rate_line_type = "window";
+  std::string rate_key = "samples_per_second";
   // What the store tags its measurements with besides power_limit_w: {"model", "task", "mode"}
   // for a bench row; {"mode": label} when empty.
   nlohmann::json tags = nlohmann::json::object();

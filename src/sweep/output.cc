@@ -95,6 +95,12 @@ nlohmann::json workload_json(const WorkloadResult& r) {
           {"recommendation", recommendation}};
 }
 
+// What a rate counts, for "J per ...": "sample" of samples/s, "TFLOP" of TFLOP/s.
+std::string counted(const std::string& unit) {
+  if (unit == "samples/s") return "sample";
+  return unit.size() > 2 && unit.ends_with("/s") ? unit.substr(0, unit.size() - 2) : unit;
+}
+
 void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
   out << fmt::format("\n{} ({})\n", r.spec.label, r.spec.unit);
   if (r.skipped) {
@@ -109,10 +115,9 @@ void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
   }
   std::sort(points.begin(), points.end(),
             [](const Point* a, const Point* b) { return a->limit_w > b->limit_w; });
-  const bool per_sample = r.spec.unit == "samples/s";
+  const std::string per = counted(r.spec.unit);
   out << fmt::format("{:>7}  {:>12}  {:>6}  {:>9}  {:>10}  {:>5}  {:>8}  {}\n", "limit",
-                     r.spec.unit, "speed", "power", per_sample ? "J/sample" : "J/unit", "temp",
-                     "SM clock", "throttled by");
+                     r.spec.unit, "speed", "power", "J/" + per, "temp", "SM clock", "throttled by");
   for (const Point* p : points) {
     if (p->skipped) {
       out << fmt::format("{:>5.0f} W  skipped: {}\n", p->limit_w, *p->skipped);
@@ -145,9 +150,8 @@ void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
                          k.at_lowest_limit ? " (the lowest limit measured: maybe lower)" : "");
     }
     if (r.min_energy_limit_w) {
-      out << fmt::format("least energy per {} at {:.0f} W; least energy x delay at {:.0f} W\n",
-                         per_sample ? "sample" : "unit of work", *r.min_energy_limit_w,
-                         r.min_energy_delay_limit_w.value_or(0));
+      out << fmt::format("least energy per {} at {:.0f} W; least energy x delay at {:.0f} W\n", per,
+                         *r.min_energy_limit_w, r.min_energy_delay_limit_w.value_or(0));
     }
     if (r.recommendation) out << "answer: " << r.recommendation->text << '\n';
   }

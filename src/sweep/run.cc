@@ -413,10 +413,13 @@ class Sweeper {
       return;
     }
     progress_ << fmt::format(
-        "  {:>5.0f} W  {:>10.2f} {}  {:>7} W avg  {:>9} J/sample  {:>5} °C{}{}\n", p.limit_w,
+        "  {:>5.0f} W  {:>10.2f} {}  {:>7} W avg  {:>9} J/{}  {:>5} °C{}{}\n", p.limit_w,
         p.samples_per_second, current_->spec.unit,
         p.power_avg_w ? fmt::format("{:.1f}", *p.power_avg_w) : "-",
         p.joules_per_sample ? fmt::format("{:.3f}", *p.joules_per_sample) : "-",
+        current_->spec.unit == "samples/s"
+            ? "sample"
+            : current_->spec.unit.substr(0, current_->spec.unit.size() - 2),
         p.temperature_max_c ? fmt::format("{:.0f}", *p.temperature_max_c) : "-",
         p.stable ? "" : "  (unstable)", p.refined ? "  (knee)" : "");
     progress_.flush();

@@ -27,7 +27,7 @@ void add_workload(store::RunData& run, const WorkloadResult& w, int first_gpu) {
                             : nlohmann::json{{"mode", label}};
   run.run.configurations.push_back(
       {label, {{"command", w.spec.command}, {"knob", "power_limit"}, {"tags", base}}});
-  const bool flops = w.spec.unit == "TFLOP/s";
+  const bool flops = w.spec.unit == "TFLOP/s" || w.spec.unit == "TOP/s";  // a burn GEMM
   const char* rate_name = flops ? names::kGemmFlopPerS : names::kSamplesPerS;
   const double rate_scale = flops ? 1e12 : 1;
   if (w.skipped) {

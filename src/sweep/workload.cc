@@ -8,32 +8,28 @@
 
 namespace gpuscope::sweep::detail {
 
-namespace {
-
-std::optional<double> samples_per_second(const nlohmann::json& json) {
-  if (const auto type = json.find("type"); type != json.end() && *type != "window") {
-    return std::nullopt;
-  }
-  const auto it = json.find("samples_per_second");
+std::optional<double> rate_of(const nlohmann::json& json, const WorkloadSpec& spec) {
+  const auto type = json.find("type");
+  if (type != json.end() && *type != spec.rate_line_type) return std::nullopt;
+  const auto it = json.find(type == json.end() ? std::string("samples_per_second") : spec.rate_key);
   if (it == json.end() || !it->is_number()) return std::nullopt;
   const double rate = it->get<double>();
   if (!(rate >= 0)) return std::nullopt;
   return rate;
 }
 
-}  // namespace
-
 std::optional<double> parse_samples_per_second(std::string_view line) {
   const auto start = line.find_first_not_of(" \t\r");
   if (start == std::string_view::npos || line[start] != '{') return std::nullopt;
   const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object()) return std::nullopt;
-  return samples_per_second(json);
+  return rate_of(json, WorkloadSpec{});
 }
 
 struct Workload::State : observe::Watcher {
   std::chrono::steady_clock::time_point origin;
   std::ostream* passthrough = nullptr;
+  WorkloadSpec spec;
   std::unique_ptr<observe::Process> process;
   mutable std::mutex mutex;
   std::vector<std::pair<double, double>> rates;  // (seconds since origin, samples/s)
@@ -57,6 +53,7 @@ Result<std::unique_ptr<Workload>> Workload::start(const WorkloadSpec& spec,
   auto state = std::make_unique<State>();
   state->origin = origin;
   state->passthrough = &passthrough;
+  state->spec = spec;
   State* s = state.get();
   observe::Options options;
   options.argv = spec.command;
@@ -64,7 +61,7 @@ Result<std::unique_ptr<Workload>> Workload::start(const WorkloadSpec& spec,
   options.interrupts = observe::Interrupts::isolate;  // the sweep stops it (stop())
   options.clock = [s] { return s->now_s(); };
   options.on_json_line = [s](const observe::JsonLine& line) {
-    const auto rate = line.object ? samples_per_second(*line.object) : std::nullopt;
+    const auto rate = line.object ? rate_of(*line.object, s->spec) : std::nullopt;
     std::lock_guard lock(s->mutex);
     if (rate) {
       s->rates.emplace_back(line.received_s, *rate);

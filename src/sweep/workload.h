@@ -19,6 +19,8 @@ namespace gpuscope::sweep::detail {
 // (gpuscope-torch's protocol) counts only as a "window": its result and batch-probe lines carry
 // a samples_per_second too, but not of a window.
 std::optional<double> parse_samples_per_second(std::string_view line);
+// The rate in a parsed line as `spec` says where it is (WorkloadSpec::rate_line_type, rate_key).
+std::optional<double> rate_of(const nlohmann::json& line, const WorkloadSpec& spec);
 
 class Workload {
  public:

@@ -62,10 +62,14 @@ class SweepCli : public ::testing::Test {
   }
 
   std::vector<std::string> env() const {
-    return {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
-            "GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario_, "GPUSCOPE_FAKE_NVML_STATE=" + state_file(),
-            "GPUSCOPE_STATE_DIR=" + state_dir()};
+    std::vector<std::string> env = {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
+                                    "GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario_,
+                                    "GPUSCOPE_FAKE_NVML_STATE=" + state_file(),
+                                    "GPUSCOPE_STATE_DIR=" + state_dir()};
+    env.insert(env.end(), extra_env_.begin(), extra_env_.end());
+    return env;
   }
+  std::vector<std::string> extra_env_;
   std::string state_file() const { return dir_ + "/fake-nvml.state"; }
   std::string state_dir() const { return dir_ + "/state"; }
   std::string journal() const { return state_dir() + "/power-limit-" + kUuid + ".json"; }
@@ -486,6 +490,57 @@ TEST_F(SweepCli, RowsTakeBenchsChecksOneGpuAndNotACommandBesides) {
   EXPECT_EQ(command.exit_code, kExitUsage);
   EXPECT_THAT(command.err, HasSubstr("not both"));
   EXPECT_EQ(limit_mw(), std::nullopt);
+}
+
+// --burn: the burn worker's GEMM (gpuscope-sim-workload standing in for it, its curve
+// PRECISION_gemm in TFLOP/s), its rate labelled and stored as FLOP/s, not samples.
+TEST_F(SweepCli, ABurnGemmIsSweptInTflopsAndAPrecisionTheGpuLacksIsSkipped) {
+  edit_scenario([](nlohmann::json& s) {
+    auto& curves = s["devices"][0]["power_response"]["curves"];
+    curves["fp16_gemm"] = curves["half_train"];
+    curves["fp16_gemm"]["peak_samples_per_second"] = 71;  // TFLOP/s at 480 W
+  });
+  extra_env_ = {std::string("GPUSCOPE_BURN_WORKER=") + GPUSCOPE_SIM_WORKLOAD};
+  const std::string db = dir_ + "/results.db";
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--window", "0.2",
+                       "--warmup", "0.1", "--burn", "fp16,int8", "--json", "-", "--store", db},
+                      "burn");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);
+  const auto& fp16 = doc["workloads"][0];
+  EXPECT_EQ(fp16["label"], "fp16 GEMM");
+  EXPECT_EQ(fp16["throughput_unit"], "TFLOP/s");
+  EXPECT_THAT(fp16["command"].get<std::string>(), HasSubstr("--precision fp16"));
+  ASSERT_GE(fp16["points"].size(), 17u);
+  EXPECT_NEAR(fp16["points"][0]["samples_per_second"].get<double>(), 71, 0.5);  // at 480 W
+  nlohmann::json only_fp16 = {{"workloads", {fp16}}};
+  EXPECT_NEAR(knee_limits(only_fp16)["90"].get<double>(), 230, 10) << fp16["knees"];
+  EXPECT_EQ(doc["workloads"][1]["throughput_unit"], "TOP/s");  // int8 counts operations
+  EXPECT_TRUE(doc["workloads"][1]["skipped"].is_string());
+  EXPECT_THAT(r.err, HasSubstr("fp16 GEMM (TFLOP/s)"));
+  EXPECT_THAT(r.err, HasSubstr("J/TFLOP"));
+  EXPECT_THAT(r.err, Not(HasSubstr("samples/s")));
+  EXPECT_EQ(limit_mw(), kPriorMw);
+
+  store::StoreOptions read_only;
+  read_only.read_only = true;
+  auto results = store::Store::open(db, read_only);
+  ASSERT_TRUE(results.ok()) << results.status().to_string();
+  auto runs = (*results)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  auto data = (*results)->load_run(runs->front().id);
+  ASSERT_TRUE(data.ok());
+  int rates = 0;
+  for (const auto& m : data->measurements) {
+    EXPECT_NE(m.name, store::names::kSamplesPerS);
+    EXPECT_NE(m.name, store::names::kEnergyPerSample);
+    if (m.name != store::names::kGemmFlopPerS || !m.value) continue;
+    ++rates;
+    EXPECT_EQ(m.tags["precision"], "fp16");
+    EXPECT_GT(*m.value, 1e12);  // FLOP/s
+  }
+  EXPECT_GE(rates, 17);
 }
 
 TEST_F(SweepCli, AGpuWhoseLimitCannotBeSetIsRefusedBeforeAnythingRuns) {

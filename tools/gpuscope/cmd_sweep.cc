@@ -2,7 +2,7 @@
 //                [--window S] [--warmup S] [--cooldown S] [--windows N] [--no-refine]
 //                [--json FILE] [--store FILE] [--restore]
 //                (--model M,.. [--task T,..] [--mode P,..] [--batch B,..] | --preset seeds
-//                 [--torch-bin PATH] | -- CMD ARGS...)
+//                 [--torch-bin PATH] | --burn PRECISION,.. | -- CMD ARGS...)
 // (and, hidden, `sweep --guardian-for PID`: the guardian process the sweep starts)
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,8 +15,10 @@
 
 #include "commands.h"
 #include "gpuscope/bench.h"
+#include "gpuscope/burn.h"
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/monitor.h"
+#include "gpuscope/precision.h"
 #include "gpuscope/store.h"
 #include "gpuscope/sweep.h"
 #include "row_options.h"
@@ -32,6 +34,7 @@ bool g_restores_itself = false;
 
 struct SweepArgs : RowArgs {
   std::string torch_bin;
+  std::vector<std::string> burn;       // --burn: precisions of the burn worker's GEMM
   std::vector<std::string> selectors;  // --gpu
   bool allow = false, dry_run = false, restore = false, no_refine = false;
   std::string limits, json, store;
@@ -74,27 +77,64 @@ Result<std::vector<bench::RowSpec>> sweep_preset(const std::string& name) {
   return Status(Code::not_found, "unknown sweep preset '" + name + "' (one: seeds)");
 }
 
-// The workloads: bench rows (gpuscope-torch --windows 0, until stopped, on the swept GPU) or
-// the command after --.
+// What runs a workload on the one swept GPU: CUDA numbers GPUs as NVML does only in PCI bus
+// order, and the swept GPU is its device 0.
+std::vector<std::pair<std::string, std::string>> one_gpu_env(const SweepArgs& a) {
+  return {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+          {"CUDA_VISIBLE_DEVICES", a.selectors.empty() ? "0" : a.selectors.front()}};
+}
+
+// --burn: the burn worker's GEMM of each precision, its TFLOP/s (TOP/s for int8) a window at a
+// time, for a day at most (the worker's --duration).
+Result<std::vector<sweep::WorkloadSpec>> burn_workloads(const SweepArgs& a) {
+  GPUSCOPE_ASSIGN_OR_RETURN(std::string worker, burn::locate_worker());
+  std::vector<sweep::WorkloadSpec> workloads;
+  for (const std::string& name : a.burn) {
+    const auto precision = parse_precision(name);
+    if (!precision) {
+      return Status(Code::invalid_argument,
+                    fmt::format("--burn {}: not a precision (fp64, fp32, tf32, fp16, bf16, fp8, "
+                                "int8)",
+                                name));
+    }
+    sweep::WorkloadSpec spec;
+    spec.label = fmt::format("{} GEMM", name);
+    spec.command = {worker, "--precision", name, "--duration", "86400", "--window", "1"};
+    spec.env = one_gpu_env(a);
+    spec.unit = fmt::format("T{}", rate_unit(*precision));  // TFLOP/s, TOP/s
+    spec.rate_line_type = "gemm_window";
+    spec.rate_key = "tflops";
+    spec.tags = {{"precision", name}};
+    workloads.push_back(std::move(spec));
+  }
+  return workloads;
+}
+
+// The workloads: bench rows (gpuscope-torch --windows 0, until stopped, on the swept GPU), burn
+// GEMMs, or the command after --.
 Result<std::vector<sweep::WorkloadSpec>> workloads_from(const SweepArgs& a) {
   const bool rows_given = !a.preset.empty() || !a.models.empty() || !a.tasks.empty() ||
                           !a.modes.empty() || !a.batches.empty();
+  const int kinds = (rows_given ? 1 : 0) + (a.burn.empty() ? 0 : 1) + (a.command.empty() ? 0 : 1);
+  if (kinds > 1) {
+    return Status(Code::invalid_argument,
+                  "give the workload as bench rows (--model/--preset), burn GEMMs (--burn) or "
+                  "-- CMD, not both");
+  }
+  if ((rows_given || !a.burn.empty()) &&
+      (a.selectors.size() > 1 ||
+       (a.selectors.size() == 1 && a.selectors.front().find(',') != std::string::npos))) {
+    return Status(Code::invalid_argument,
+                  "a bench row or burn GEMM runs on one GPU: give one --gpu (or sweep your own "
+                  "multi-GPU command after --)");
+  }
+  if (!a.burn.empty()) return burn_workloads(a);
   if (!rows_given) {
     if (a.command.empty()) return std::vector<sweep::WorkloadSpec>{};  // run_sweep says so
     sweep::WorkloadSpec spec;
     spec.command = a.command;
     spec.label = sweep::command_label(a.command);
     return std::vector<sweep::WorkloadSpec>{spec};
-  }
-  if (!a.command.empty()) {
-    return Status(Code::invalid_argument,
-                  "give the workload as bench rows (--model/--preset) or as -- CMD, not both");
-  }
-  if (a.selectors.size() > 1 ||
-      (a.selectors.size() == 1 && a.selectors.front().find(',') != std::string::npos)) {
-    return Status(Code::invalid_argument,
-                  "a bench row runs on one GPU: give one --gpu (or sweep your own multi-GPU "
-                  "command after --)");
   }
   GPUSCOPE_ASSIGN_OR_RETURN(std::vector<bench::RowSpec> rows, rows_from(a, sweep_preset));
   GPUSCOPE_ASSIGN_OR_RETURN(std::string torch_bin, bench::find_torch_bin(a.torch_bin));
@@ -106,9 +146,7 @@ Result<std::vector<sweep::WorkloadSpec>> workloads_from(const SweepArgs& a) {
     for (const std::string& arg : row.torch_args()) spec.command.push_back(arg);
     // One process for the whole sweep: windows until it is stopped.
     for (const char* arg : {"--windows", "0", "--quiet"}) spec.command.push_back(arg);
-    // CUDA numbers GPUs as NVML does only in PCI bus order; the swept GPU is its device 0.
-    spec.env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
-                {"CUDA_VISIBLE_DEVICES", a.selectors.empty() ? "0" : a.selectors.front()}};
+    spec.env = one_gpu_env(a);
     spec.tags = {{"model", row.model}, {"task", row.task}, {"mode", row.mode}};
     if (!row.batch.empty()) spec.tags["batch"] = row.batch;
     workloads.push_back(std::move(spec));
@@ -205,6 +243,10 @@ void add_sweep_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--preset", args->preset,
                   "seeds: seeds/000's workloads, ViT-B/16 training and inference in every "
                   "precision mode the GPU has, each swept in turn");
+  cmd->add_option("--burn", args->burn,
+                  "Precisions (fp64 fp32 tf32 fp16 bf16 fp8 int8): sweep the burn worker's GEMM "
+                  "of each, its rate in TFLOP/s (TOP/s for int8)")
+      ->delimiter(',');
   cmd->add_option("--torch-bin", args->torch_bin,
                   "gpuscope-torch to run the rows (default: $GPUSCOPE_TORCH_BIN, next to "
                   "gpuscope, or the build tree)");
