@@ -204,15 +204,17 @@ class Sweeper {
 
   // Stops the current workload; when it ended on its own, says why in its result.
   void finish_workload(const Status& status) noexcept {
-    if (!workload_) return;
-    workload_->stop();
+    if (workload_) workload_->stop();
     if (!status.ok() && stop_reason().ok()) {
-      // The sweep goes on with the next workload; this one's end is recorded.
-      if (const auto reason = workload_->skipped_reason(); reason && current_->points.empty()) {
+      // The sweep goes on with the next workload; this one's end (or failed start) is recorded.
+      const auto reason = workload_ ? workload_->skipped_reason() : std::nullopt;
+      if (reason && current_->points.empty()) {
         current_->skipped = *reason;
       } else {
         std::string message = status.message();
-        if (const auto error = workload_->error_message()) message += ": " + *error;
+        if (const auto error = workload_ ? workload_->error_message() : std::nullopt) {
+          message += ": " + *error;
+        }
         current_->ended = Status(status.code(), message);
       }
     }

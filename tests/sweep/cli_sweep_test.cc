@@ -474,6 +474,28 @@ TEST_F(SweepCli, TheDryRunMeasuresEachRowAtTheCurrentLimitOnly) {
   EXPECT_EQ(limit_mw(), std::nullopt);  // no setter was ever called
 }
 
+// A row whose program cannot be started is reported as such, the next one is still tried, the
+// limit is restored and the sweep ends with an error.
+TEST_F(SweepCli, ARowThatCannotStartIsReportedAndTheSweepGoesOn) {
+  const std::string broken = dir_ + "/broken-torch";
+  std::ofstream(broken) << "\x7f not a program\n";
+  std::filesystem::permissions(broken, std::filesystem::perms::owner_all);
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--window", "0.2",
+                       "--warmup", "0.1", "--torch-bin", broken, "--model", "vit_b16", "--task",
+                       "train", "--mode", "fp32,fp16", "--json", "-"},
+                      "broken");
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);  // both tried
+  for (const auto& w : doc["workloads"]) {
+    EXPECT_TRUE(w["ended"].is_object()) << w;
+    EXPECT_TRUE(w["points"].empty());
+  }
+  EXPECT_EQ(count_of(r.err, "the workload stopped early"), 2u) << r.err;
+  EXPECT_EQ(limit_mw(), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
 TEST_F(SweepCli, RowsTakeBenchsChecksOneGpuAndNotACommandBesides) {
   const Ended mode = run(row_sweep_args({"--model", "vit_b16", "--mode", "int8"}), "badmode");
   EXPECT_EQ(mode.exit_code, kExitUsage);
