@@ -67,8 +67,12 @@ Result<std::unique_ptr<Workload>> Workload::start(const WorkloadSpec& spec,
       s->rates.emplace_back(line.received_s, *rate);
       return;
     }
-    *s->passthrough << line.text << '\n';
-    if (!line.object) return;
+    // A protocol's own lines (they have a "type": gpuscope-torch's start, result and done, the
+    // burn worker's) are not for people; its skipped and error lines are kept for the summary.
+    if (!line.object || !line.object->contains("type")) {
+      *s->passthrough << line.text << '\n';
+      return;
+    }
     const auto text_of = [&](const char* key) -> std::optional<std::string> {
       const auto it = line.object->find(key);
       if (it == line.object->end() || !it->is_string()) return std::nullopt;

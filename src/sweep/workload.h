@@ -1,5 +1,6 @@
 // The swept workload: one process for the whole sweep, whose speed comes from the JSON lines it
-// prints on stdout, {"samples_per_second": X} (other lines pass through to stderr).
+// prints on stdout, {"samples_per_second": X} (other lines pass through to the progress stream,
+// except a protocol's lines with a "type": gpuscope-torch's and the burn worker's).
 #pragma once
 
 #include <chrono>

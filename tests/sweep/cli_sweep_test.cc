@@ -403,7 +403,7 @@ TEST_F(SweepCli, BenchRowsAreSweptInTurnEachByOneProcessWithItsOwnKnees) {
   EXPECT_NEAR(knee_limits(only_fp32)["90"].get<double>(), 330, 10) << fp32["knees"];
   EXPECT_NEAR(knee_limits(only_half)["90"].get<double>(), 230, 10) << half["knees"];
   // One process per workload for all its limits: two starts in all.
-  EXPECT_EQ(count_of(r.err, "\"type\": \"start\""), 2u) << r.err;
+  EXPECT_EQ(count_of(r.err, "gpuscope-sim-workload: pid "), 2u) << r.err;
   EXPECT_THAT(r.err, HasSubstr("vit_b16 train fp16 (samples/s)"));
   EXPECT_EQ(count_of(r.err, "answer: "), 2u);
   EXPECT_EQ(limit_mw(), kPriorMw);

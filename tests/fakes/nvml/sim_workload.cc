@@ -102,11 +102,9 @@ int main(int argc, char** argv) {
     }
     return 1;
   }
-  if (as_torch || as_worker) {  // their first line: tests count the processes a sweep started
-    std::printf("{\"v\": 1, \"type\": \"start\", \"curve\": \"%s\", \"pid\": %ld}\n", curve.c_str(),
-                static_cast<long>(::getpid()));
-    std::fflush(stdout);
-  }
+  // On stderr (which the sweep leaves to the terminal): tests count the processes started.
+  std::fprintf(stderr, "gpuscope-sim-workload: pid %ld runs curve %s\n",
+               static_cast<long>(::getpid()), curve.c_str());
   const auto start = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(interval_s);
   for (long tick = 1; !g_stop; ++tick) {
