@@ -31,6 +31,9 @@ using detail::JournalEntry;
 using telemetry::Metric;
 
 constexpr double kKneeFractions[] = {0.8, 0.9, 0.95};
+// A measurement window waits this long at most (or this many --window) for a workload's line.
+constexpr double kLongestWindowS = 60;
+constexpr double kLongestWindowFactor = 10;
 
 // SIGINT, SIGTERM and SIGHUP set a flag the sweep polls, while one of these lives; the previous
 // handlers come back when it is destroyed.
@@ -321,8 +324,16 @@ class Sweeper {
     for (int k = 0; k < o_.max_windows; ++k) {
       const double t0 = workload_->now_s();
       GPUSCOPE_RETURN_IF_ERROR(wait(o_.window_s));
-      const double t1 = workload_->now_s();
-      const auto lines = workload_->rates_between(t0, t1);
+      double t1 = workload_->now_s();
+      auto lines = workload_->rates_between(t0, t1);
+      // A workload that reports less often than --window (a gpuscope-torch window of slow
+      // steps): the window lasts until its next line, for up to kLongestWindowFactor windows.
+      const double longest = std::max(kLongestWindowS, kLongestWindowFactor * o_.window_s);
+      while (lines.empty() && t1 - t0 < longest) {
+        GPUSCOPE_RETURN_IF_ERROR(wait(0.01));
+        t1 = workload_->now_s();
+        lines = workload_->rates_between(t0, t1);
+      }
       if (lines.empty()) continue;
       double sum = 0;
       for (double r : lines) sum += r;
@@ -333,8 +344,9 @@ class Sweeper {
     if (static_cast<int>(rates.size()) < o_.min_windows) {
       point.skipped = fmt::format(
           "the workload printed no {{\"samples_per_second\": X}} line in {} of {} windows of "
-          "{:g} s (make --window longer than its reporting interval)",
-          o_.max_windows - static_cast<int>(rates.size()), o_.max_windows, o_.window_s);
+          "{:g} s, each waiting up to {:g} s for one",
+          o_.max_windows - static_cast<int>(rates.size()), o_.max_windows, o_.window_s,
+          std::max(kLongestWindowS, kLongestWindowFactor * o_.window_s));
       return {};
     }
     // The last min_windows windows (the settled ones) count.

@@ -302,6 +302,24 @@ TEST_F(SweepCli, AnErrorMidSweepRestores) {
   EXPECT_FALSE(std::filesystem::exists(journal()));
 }
 
+// A workload that reports less often than --window (gpuscope-torch's window of slow steps): each
+// measurement window lasts until its next line, and every point is measured.
+TEST_F(SweepCli, AWorkloadReportingLessOftenThanTheWindowIsStillMeasured) {
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--window", "0.2",
+                       "--warmup", "0.1", "--limits", "480:200:140", "--no-refine", "--json", "-",
+                       "--", GPUSCOPE_SIM_WORKLOAD, "--curve", "fp32_train", "--interval", "1.5"},
+                      "slow");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& points = doc["workloads"][0]["points"];
+  ASSERT_EQ(points.size(), 3u);  // 480 340 200
+  for (const auto& p : points) {
+    ASSERT_FALSE(p.contains("skipped")) << p;
+    EXPECT_GE(p["seconds"].get<double>(), 1.4) << p;  // two windows, each up to a line
+  }
+  EXPECT_EQ(limit_mw(), kPriorMw);
+}
+
 TEST_F(SweepCli, ASecondSweepOnTheSameGpuIsRefused) {
   const pid_t first = spawn(sweep_args("fp32_train"), "first");
   ASSERT_TRUE(sweeping());
