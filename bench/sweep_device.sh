@@ -8,8 +8,8 @@
 #   bash bench/sweep_device.sh prepare        # here: .carry/usr (headers, static libraries)
 #   bash bench/sweep_device.sh build          # there (carry .carry): gpuscope + gpuscope-torch
 #                                             # -> $OUT/bin.tar.gz (about 3 minutes)
-#   bash bench/sweep_device.sh run            # there: the dry runs (about 3.5 minutes)
-#   bash bench/sweep_device.sh all            # there: build, then run (about 6.5 minutes)
+#   bash bench/sweep_device.sh run            # there: the dry runs (about 4-5 minutes)
+#   bash bench/sweep_device.sh all            # there: build, then run (about 7-8 minutes)
 #
 # SWEEP_BIN_DIR=DIR: `run` takes gpuscope and gpuscope-torch from DIR (a prebuilt bin/ that has
 # `gpuscope sweep --model` and `gpuscope-torch --windows 0`, i.e. built from this branch) instead
