@@ -55,7 +55,7 @@ dry() {
   local name="$1" start rc
   shift
   start=$(date +%s)
-  timeout -k 10 400 "$bin/gpuscope" sweep --dry-run --gpu 0 --torch-bin "$bin/gpuscope-torch" "$@" \
+  timeout -k 10 480 "$bin/gpuscope" sweep --dry-run --gpu 0 --torch-bin "$bin/gpuscope-torch" "$@" \
     --json "$out/sweep_$name.json" >"$out/sweep_$name.out" 2>&1
   rc=$?
   echo "gpuscope sweep --dry-run $* -> exit $rc in $(($(date +%s) - start)) s" | tee -a "$facts"
