@@ -30,10 +30,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscope/precision.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::store {
 struct RunData;
+}
+namespace gpuscope::bench {
+struct RowSpec;
 }
 
 namespace gpuscope::sweep {
@@ -79,6 +83,16 @@ struct WorkloadSpec {
 // "gpuscope-sim-workload --curve fp32_train": a command as a label (the program's name without
 // its folder).
 std::string command_label(const std::vector<std::string>& command);
+
+// A bench row as a workload: `torch_bin` (gpuscope-torch) with the row's arguments and
+// --windows 0 (windows until it is stopped), on GPU `gpu` (an NVML index or UUID, its only CUDA
+// device), labelled "vit_b16 train amp_bf16" and tagged model, task, mode (and batch).
+WorkloadSpec row_workload(const bench::RowSpec& row, const std::string& torch_bin,
+                          const std::string& gpu);
+
+// The burn worker's GEMM of `precision` (`worker`: burn::locate_worker()) on GPU `gpu`, for a
+// day at most: its gemm_window lines' rate in TFLOP/s (TOP/s for int8), tagged precision.
+WorkloadSpec burn_workload(Precision precision, const std::string& worker, const std::string& gpu);
 
 struct SweepOptions {
   std::vector<std::string> gpus;  // NVML indices or UUIDs; empty: every GPU

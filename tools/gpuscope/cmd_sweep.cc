@@ -77,39 +77,6 @@ Result<std::vector<bench::RowSpec>> sweep_preset(const std::string& name) {
   return Status(Code::not_found, "unknown sweep preset '" + name + "' (one: seeds)");
 }
 
-// What runs a workload on the one swept GPU: CUDA numbers GPUs as NVML does only in PCI bus
-// order, and the swept GPU is its device 0.
-std::vector<std::pair<std::string, std::string>> one_gpu_env(const SweepArgs& a) {
-  return {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
-          {"CUDA_VISIBLE_DEVICES", a.selectors.empty() ? "0" : a.selectors.front()}};
-}
-
-// --burn: the burn worker's GEMM of each precision, its TFLOP/s (TOP/s for int8) a window at a
-// time, for a day at most (the worker's --duration).
-Result<std::vector<sweep::WorkloadSpec>> burn_workloads(const SweepArgs& a) {
-  GPUSCOPE_ASSIGN_OR_RETURN(std::string worker, burn::locate_worker());
-  std::vector<sweep::WorkloadSpec> workloads;
-  for (const std::string& name : a.burn) {
-    const auto precision = parse_precision(name);
-    if (!precision) {
-      return Status(Code::invalid_argument,
-                    fmt::format("--burn {}: not a precision (fp64, fp32, tf32, fp16, bf16, fp8, "
-                                "int8)",
-                                name));
-    }
-    sweep::WorkloadSpec spec;
-    spec.label = fmt::format("{} GEMM", name);
-    spec.command = {worker, "--precision", name, "--duration", "86400", "--window", "1"};
-    spec.env = one_gpu_env(a);
-    spec.unit = fmt::format("T{}", rate_unit(*precision));  // TFLOP/s, TOP/s
-    spec.rate_line_type = "gemm_window";
-    spec.rate_key = "tflops";
-    spec.tags = {{"precision", name}};
-    workloads.push_back(std::move(spec));
-  }
-  return workloads;
-}
-
 // The workloads: bench rows (gpuscope-torch --windows 0, until stopped, on the swept GPU), burn
 // GEMMs, or the command after --.
 Result<std::vector<sweep::WorkloadSpec>> workloads_from(const SweepArgs& a) {
@@ -128,7 +95,22 @@ Result<std::vector<sweep::WorkloadSpec>> workloads_from(const SweepArgs& a) {
                   "a bench row or burn GEMM runs on one GPU: give one --gpu (or sweep your own "
                   "multi-GPU command after --)");
   }
-  if (!a.burn.empty()) return burn_workloads(a);
+  const std::string gpu = a.selectors.empty() ? "0" : a.selectors.front();
+  std::vector<sweep::WorkloadSpec> workloads;
+  if (!a.burn.empty()) {
+    GPUSCOPE_ASSIGN_OR_RETURN(std::string worker, burn::locate_worker());
+    for (const std::string& name : a.burn) {
+      const auto precision = parse_precision(name);
+      if (!precision) {
+        return Status(Code::invalid_argument,
+                      fmt::format("--burn {}: not a precision (fp64, fp32, tf32, fp16, bf16, "
+                                  "fp8, int8)",
+                                  name));
+      }
+      workloads.push_back(sweep::burn_workload(*precision, worker, gpu));
+    }
+    return workloads;
+  }
   if (!rows_given) {
     if (a.command.empty()) return std::vector<sweep::WorkloadSpec>{};  // run_sweep says so
     sweep::WorkloadSpec spec;
@@ -138,18 +120,8 @@ Result<std::vector<sweep::WorkloadSpec>> workloads_from(const SweepArgs& a) {
   }
   GPUSCOPE_ASSIGN_OR_RETURN(std::vector<bench::RowSpec> rows, rows_from(a, sweep_preset));
   GPUSCOPE_ASSIGN_OR_RETURN(std::string torch_bin, bench::find_torch_bin(a.torch_bin));
-  std::vector<sweep::WorkloadSpec> workloads;
   for (const bench::RowSpec& row : rows) {
-    sweep::WorkloadSpec spec;
-    spec.label = row.label();
-    spec.command = {torch_bin};
-    for (const std::string& arg : row.torch_args()) spec.command.push_back(arg);
-    // One process for the whole sweep: windows until it is stopped.
-    for (const char* arg : {"--windows", "0", "--quiet"}) spec.command.push_back(arg);
-    spec.env = one_gpu_env(a);
-    spec.tags = {{"model", row.model}, {"task", row.task}, {"mode", row.mode}};
-    if (!row.batch.empty()) spec.tags["batch"] = row.batch;
-    workloads.push_back(std::move(spec));
+    workloads.push_back(sweep::row_workload(row, torch_bin, gpu));
   }
   return workloads;
 }
