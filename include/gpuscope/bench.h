@@ -117,6 +117,9 @@ Result<std::vector<RowSpec>> expand_matrix(const MatrixOptions& options);
 // not_found for another name.
 Result<std::vector<RowSpec>> preset(const std::string& name);
 std::vector<std::string> preset_names();
+// seeds/000's rows (the first of `seeds`): ViT-B/16 training and inference in every precision
+// mode, at the model's default batch, without timing settings. `gpuscope sweep --preset seeds`.
+std::vector<RowSpec> seed000_rows();
 
 // ---------------------------------------------------------------------------------------------
 // The convergence guard: the same small learnable task, fixed seed, in every mode; each mode's

@@ -45,6 +45,9 @@ struct Options {
   Level level = Level::standard;
   // GPU selectors (gpuscope/target.h): NVML indexes, GPU or MIG UUIDs, lists; empty: every GPU.
   std::vector<std::string> gpus;
+  // --allow-power-changes: the power sweep steps run (they change each GPU's power limit and
+  // restore it); without, the plan holds one skipped sweep step per GPU saying what it would do.
+  bool allow_power_changes = false;
 };
 
 // The machine a study runs on: its host name, and every GPU `gpuscope info` listed, each GPU in
@@ -84,8 +87,11 @@ struct Step {
 Step make_info_step();
 
 // One `info` step, then per chosen GPU: burn, bench, (full only) share - `bench --share` of one
-// small-batch training row per model, 1, 2, 4 copies time-sliced and under MPS - and sweep
-// (skipped: not built yet). Durations
+// small-batch training row per model, 1, 2, 4 copies time-sliced and under MPS - and the power
+// sweep: with allow_power_changes, `sweep` of ViT-B/16 AMP bf16 training ("sweep-gpuN") and of
+// ViT-B/16 inference in the mode bench found fastest ("sweep-infer-gpuN"), or of every mode
+// (--full: --preset seeds, one step); without, one skipped step saying what it would run and
+// how to allow it (a MIG instance's too: a power limit is the whole GPU's). Durations
 // and bench presets follow the level: quick < 5 min and default < 15 min on one H100.
 // not_found for a --gpu entry that matches no GPU of `machine`; no_device when it has no GPU.
 Result<std::vector<Step>> build_plan(const Options& options, const Machine& machine);
@@ -164,6 +170,12 @@ struct StepFiles {
   std::filesystem::path json, log, store;  // absolute
 };
 StepFiles step_files(const std::filesystem::path& dir, const Step& step);
+
+// The arguments `step` runs with: its own, with "{fastest_infer_mode}" (the inference sweep's)
+// replaced by the mode the same GPU's bench step (in `state`, its files under `dir`) found
+// fastest for ViT-B/16 inference; amp_bf16 when that bench has no such answer.
+std::vector<std::string> resolve_step_args(const State& state, const std::filesystem::path& dir,
+                                           const Step& step);
 
 // How a step's child ended, as seen by the runner.
 struct ChildEnd {
@@ -298,6 +310,9 @@ struct Headlines {
   std::vector<ModelAnswer> models;
   // The sharing step's answers (`bench --share`, --full): "GPU 0 WORKLOAD: Up to 4 copies ...".
   std::vector<std::string> sharing;
+  // The power sweeps' answers (`sweep`, --allow-power-changes), per workload: "GPU 0 vit_b16
+  // train amp_bf16: 330 W: -10 % speed, -25 % energy, -5 °C vs 700 W (the fastest)".
+  std::vector<std::string> power;
   // gpuscope's one findings model: "throttled", "power_capped", "pcie_link_degraded",
   // "host_link_low", "step_failed", ... Burn's are made by the same rules as the report's.
   std::vector<analysis::Finding> problems;
@@ -314,6 +329,7 @@ Headlines compute_headlines(const State& state, const std::filesystem::path& dir
 // The pieces, for tests: from `info --json`, `burn --json` and the bench document of one GPU.
 void add_burn_answers(const nlohmann::json& burn, const nlohmann::json* info, Headlines& out);
 void add_bench_answers(const nlohmann::json& bench, int gpu, Headlines& out);
+void add_sweep_answers(const nlohmann::json& sweep, int gpu, Headlines& out);
 void add_info_problems(const nlohmann::json& info, const std::vector<int>& gpus, Headlines& out);
 
 // Expected host<->device bandwidth of a PCIe link (bytes/s per direction, after encoding);

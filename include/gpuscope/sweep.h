@@ -4,7 +4,9 @@
 // A sweep lowers the power limit of the chosen GPUs step by step from the maximum while ONE
 // workload process runs throughout (its speed comes from the JSON lines it prints,
 // {"samples_per_second": X}), and at each limit measures windows of speed, energy, power,
-// clocks, temperatures and throttle reasons.
+// clocks, temperatures and throttle reasons. Several workloads (the precision modes of
+// seeds/000) are swept in turn, each over every limit: started, swept, stopped; each gets its own
+// curve, knees and answer.
 //
 // What it changes, and how that is undone (README: "Power-limit sweeps"):
 //   - nothing without SweepOptions::allow_power_changes; a dry run never calls a setter;
@@ -28,10 +30,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscope/precision.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::store {
 struct RunData;
+}
+namespace gpuscope::bench {
+struct RowSpec;
 }
 
 namespace gpuscope::sweep {
@@ -55,9 +61,43 @@ struct LimitRange {
   double step_w = 0;  // > 0
 };
 
+// One workload: a process that runs until it is stopped (SIGTERM) and prints its speed as
+// {"samples_per_second": X} lines, e.g. `gpuscope-torch --windows 0 ...` or a user's command.
+struct WorkloadSpec {
+  std::string label;                 // "vit_b16 train amp_bf16", "gpuscope-sim-workload --curve x"
+  std::vector<std::string> command;  // argv, run without a shell
+  std::vector<std::pair<std::string, std::string>> env;  // added to its environment
+  // The unit of its rate, as people read it: "samples/s", or "TFLOP/s" ("TOP/s" for int8) for a
+  // burn GEMM.
+  std::string unit = "samples/s";
+  // Where its rate is: a line {"samples_per_second": X} without a "type", or a line of this
+  // "type" (gpuscope-torch's "window"; the burn worker's "gemm_window") with the rate under
+  // `rate_key` ("samples_per_second"; the burn worker's "tflops").
+  std::string rate_line_type = "window";
+  std::string rate_key = "samples_per_second";
+  // What the store tags its measurements with besides power_limit_w: {"model", "task", "mode"}
+  // for a bench row; {"mode": label} when empty.
+  nlohmann::json tags = nlohmann::json::object();
+};
+
+// "gpuscope-sim-workload --curve fp32_train": a command as a label (the program's name without
+// its folder).
+std::string command_label(const std::vector<std::string>& command);
+
+// A bench row as a workload: `torch_bin` (gpuscope-torch) with the row's arguments and
+// --windows 0 (windows until it is stopped), on GPU `gpu` (an NVML index or UUID, its only CUDA
+// device), labelled "vit_b16 train amp_bf16" and tagged model, task, mode (and batch).
+WorkloadSpec row_workload(const bench::RowSpec& row, const std::string& torch_bin,
+                          const std::string& gpu);
+
+// The burn worker's GEMM of `precision` (`worker`: burn::locate_worker()) on GPU `gpu`, for a
+// day at most: its gemm_window lines' rate in TFLOP/s (TOP/s for int8), tagged precision.
+WorkloadSpec burn_workload(Precision precision, const std::string& worker, const std::string& gpu);
+
 struct SweepOptions {
-  std::vector<std::string> gpus;     // NVML indices or UUIDs; empty: every GPU
-  std::vector<std::string> command;  // the workload: argv, run without a shell
+  std::vector<std::string> gpus;  // NVML indices or UUIDs; empty: every GPU
+  // Swept in turn, each over every limit (one process each for its whole sweep).
+  std::vector<WorkloadSpec> workloads;
   bool allow_power_changes = false;
   // Prints the plan, the prior limits and the privilege check, and measures the workload at the
   // current limit only. Never changes anything.
@@ -66,11 +106,14 @@ struct SweepOptions {
   bool refine = true;                // extra points between those that bracket the knees
   double window_s = 5.0;             // one measurement window
   double warmup_s = 10.0;            // after each change, before the first window
-  double cooldown_s = 0.0;           // an extra wait before each point's warm-up
-  int min_windows = 2;               // windows per point (>= 2)
-  int max_windows = 6;               // more when the first ones disagree (unstable)
-  double stable_tolerance = 0.03;    // windows within this relative spread are stable
-  std::string state_dir;             // "" -> default_state_dir()
+  // A workload's first point waits for its first speed line (its start: CUDA, the model) for up
+  // to this long before the warm-up; without one it ends with `timeout`.
+  double start_timeout_s = 600.0;
+  double cooldown_s = 0.0;         // an extra wait before each point's warm-up
+  int min_windows = 2;             // windows per point (>= 2)
+  int max_windows = 6;             // more when the first ones disagree (unstable)
+  double stable_tolerance = 0.03;  // windows within this relative spread are stable
+  std::string state_dir;           // "" -> default_state_dir()
   // The guardian's command line without its last argument (the sweeping process's PID, which
   // the sweep appends), e.g. {"/usr/bin/gpuscope", "sweep", "--guardian-for"}; empty: no
   // guardian (only in-process tests do that).
@@ -143,26 +186,39 @@ struct GpuPrior {
   double max_limit_w = 0;
 };
 
+// One workload's sweep: its curve and the answers from it.
+struct WorkloadResult {
+  WorkloadSpec spec;
+  std::vector<Point> points;  // in measured order
+  std::vector<Knee> knees;    // 0.8, 0.9, 0.95 (those found)
+  std::optional<double> min_energy_limit_w;
+  std::optional<double> min_energy_delay_limit_w;
+  std::optional<Recommendation> recommendation;
+  // The workload could not run here: it said so itself (gpuscope-torch's `skipped` line, e.g. a
+  // precision mode this GPU lacks) before its first point. Not an error of the sweep.
+  std::optional<std::string> skipped;
+  // Why it ended before its sweep did (it exited, could not start); ok when complete. The
+  // points measured until then are kept, and the next workload is swept.
+  Status ended;
+};
+
 struct SweepResult {
-  std::vector<std::string> command;
   bool dry_run = false;
   bool privileged = false;  // has_power_change_privilege()
   std::string state_dir;
   std::vector<GpuPrior> gpus;
   std::vector<double> plan_w;  // the planned limits, high to low (refinements not included)
-  std::vector<Point> points;   // in measured order
-  std::vector<Knee> knees;     // 0.8, 0.9, 0.95 (those found)
-  std::optional<double> min_energy_limit_w;
-  std::optional<double> min_energy_delay_limit_w;
-  std::optional<Recommendation> recommendation;
+  std::vector<WorkloadResult> workloads;  // in the order swept (those not reached are absent)
   // Restores done at the end ("GPU 0: 390 W restored (was 330 W)") and those that failed.
   std::vector<std::string> restore_notes;
   bool restored_all = true;
   double started_unix_s = 0;
   double wall_s = 0;
-  // Why the sweep ended early (cancelled, gpu_lost, the workload ended, ...); ok when complete.
-  // The points measured until then are kept.
+  // Why the sweep ended early (cancelled, gpu_lost, ...); ok when complete. The points
+  // measured until then are kept.
   Status stopped;
+  // Whether a workload ended early (WorkloadResult::ended; a skipped one did not).
+  bool workload_failed() const;
 };
 
 // The planned limits, high to low, clamped to [min_w, max_w]: `range` when given, else from
@@ -177,10 +233,11 @@ Result<std::vector<double>> plan_limits(double min_w, double max_w,
 std::vector<double> refine_limits(const std::vector<Point>& points,
                                   const std::vector<double>& fractions, double resolution_w = 6);
 
-// Knees, minimum-energy and minimum energy-delay points, recommendation, from result.points.
-void compute_answers(SweepResult& result);
+// Knees, minimum-energy and minimum energy-delay points, recommendation, from workload.points;
+// the recommendation also against `prior_limit_w` (the limit before the sweep) when given.
+void compute_answers(WorkloadResult& workload, std::optional<double> prior_limit_w);
 
-// Runs the sweep. Fails before any change with invalid_argument (no command, bad options,
+// Runs the sweep. Fails before any change with invalid_argument (no workload, bad options,
 // changes not allowed), permission_denied (not privileged, or the driver refuses), not_supported
 // (a GPU whose limit cannot be set), io_error (state directory, another sweep holds a GPU);
 // once running, a failure is SweepResult::stopped and the limits are restored regardless.
@@ -203,9 +260,11 @@ int run_guardian(const std::string& state_dir, pid_t sweep_pid);
 // Output.
 nlohmann::json sweep_to_json(const SweepResult& result);
 void print_sweep(const SweepResult& result, std::ostream& out);
-// The sweep as a store run of kind "sweep": per point samples_per_s and energy_per_sample_j
-// (tagged power_limit_w and mode, as the report's sweep section reads them), and per GPU its
-// power, energy, SM clock and temperature; the knees as power_limit_knee_w (tagged fraction).
+// The sweep as a store run of kind "sweep", one configuration per workload: per point its rate
+// (samples_per_s, or gemm_flop_per_s for a TFLOP/s workload) and energy_per_sample_j, tagged
+// power_limit_w and the workload's tags (model, task, mode: one curve per mode, as the report's
+// sweep section reads them), and per GPU its power, energy, SM clock and temperature; the knees
+// as power_limit_knee_w (tagged fraction).
 store::RunData sweep_to_run(const SweepResult& result, const std::string& command_line);
 
 }  // namespace gpuscope::sweep

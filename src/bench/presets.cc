@@ -33,12 +33,7 @@ InputPath host(int workers, bool pinned, bool non_blocking) {
 // host-fed ResNet-50 run: loader workers 0 vs 8, pageable vs pinned, blocking vs overlapped
 // copies (seeds/003, seeds/004).
 std::vector<RowSpec> seeds() {
-  std::vector<RowSpec> rows;
-  MatrixOptions vit;
-  vit.models = {"vit_b16"};
-  vit.tasks = {"train", "infer"};
-  vit.modes = all_modes();
-  append(rows, vit);
+  std::vector<RowSpec> rows = seed000_rows();
 
   MatrixOptions amp_cudnn;
   amp_cudnn.models = {"resnet50"};
@@ -79,6 +74,16 @@ std::vector<RowSpec> study(std::vector<std::string> modes, bool auto_batch, int 
 }
 
 }  // namespace
+
+std::vector<RowSpec> seed000_rows() {
+  std::vector<RowSpec> rows;
+  MatrixOptions vit;
+  vit.models = {"vit_b16"};
+  vit.tasks = {"train", "infer"};
+  vit.modes = all_modes();
+  append(rows, vit);
+  return rows;
+}
 
 std::vector<std::string> preset_names() {
   return {"seeds", "study-quick", "study", "study-full"};

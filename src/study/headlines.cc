@@ -310,6 +310,25 @@ void add_bench_answers(const json& bench_document, int gpu, Headlines& out) {
   }
 }
 
+void add_sweep_answers(const json& sweep_document, int gpu, Headlines& out) {
+  if (!sweep_document.is_object() || !sweep_document.contains("workloads") ||
+      !sweep_document["workloads"].is_array()) {
+    return;
+  }
+  for (const json& w : sweep_document["workloads"]) {
+    if (!w.is_object()) continue;
+    std::string answer;
+    if (w.contains("recommendation") && w["recommendation"].is_object()) {
+      answer = text(w["recommendation"], "text");
+    } else if (w.contains("skipped") && w["skipped"].is_string()) {
+      answer = "skipped: " + w["skipped"].get<std::string>();
+    } else {
+      answer = "no answer (no 90 % knee measured)";
+    }
+    out.power.push_back(fmt::format("GPU {} {}: {}", gpu, text(w, "label"), answer));
+  }
+}
+
 Headlines compute_headlines(const State& state, const fs::path& dir) {
   Headlines out;
   std::optional<json> info;
@@ -340,6 +359,7 @@ Headlines compute_headlines(const State& state, const fs::path& dir) {
     if (!doc) continue;
     if (step.kind == StepKind::burn) add_burn_answers(*doc, info ? &*info : nullptr, out);
     if (step.kind == StepKind::bench) add_bench_answers(*doc, step.gpu.value_or(0), out);
+    if (step.kind == StepKind::sweep) add_sweep_answers(*doc, step.gpu.value_or(0), out);
   }
   return out;
 }
@@ -423,19 +443,22 @@ json summary_to_json(const State& state, const Headlines& h, const fs::path& dir
     entry["text"] = problem_text(p);
     problems.push_back(std::move(entry));
   }
-  return {
-      {"schema_version", kSummarySchemaVersion},
-      {"kind", "gpuscope.study"},
-      {"dir", dir.string()},
-      {"status",
-       interrupted ? "interrupted" : (any_failed ? "finished_with_failures" : "finished")},
-      {"level", level_name(state.options.level)},
-      {"note", state.note},
-      {"report", interrupted ? json() : json((dir / "report.html").string())},
-      {"store", interrupted ? json() : json((dir / "gpuscope.db").string())},
-      {"steps", steps},
-      {"answers",
-       {{"compute", compute}, {"models", models}, {"sharing", h.sharing}, {"problems", problems}}}};
+  return {{"schema_version", kSummarySchemaVersion},
+          {"kind", "gpuscope.study"},
+          {"dir", dir.string()},
+          {"status",
+           interrupted ? "interrupted" : (any_failed ? "finished_with_failures" : "finished")},
+          {"level", level_name(state.options.level)},
+          {"note", state.note},
+          {"report", interrupted ? json() : json((dir / "report.html").string())},
+          {"store", interrupted ? json() : json((dir / "gpuscope.db").string())},
+          {"steps", steps},
+          {"answers",
+           {{"compute", compute},
+            {"models", models},
+            {"sharing", h.sharing},
+            {"power", h.power},
+            {"problems", problems}}}};
 }
 
 std::string headlines_text(const State& state, const Headlines& h) {
@@ -471,6 +494,10 @@ std::string headlines_text(const State& state, const Headlines& h) {
   if (!h.sharing.empty()) {
     out << "\nSharing one GPU (bench --share):\n";
     for (const std::string& answer : h.sharing) out << "  " << answer << '\n';
+  }
+  if (!h.power.empty()) {
+    out << "\nPower limit (sweep: the limit that keeps 90 % of the speed):\n";
+    for (const std::string& answer : h.power) out << "  " << answer << '\n';
   }
   out << "\nProblems found:\n";
   bool none = true;

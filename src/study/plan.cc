@@ -2,12 +2,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 
 #include "gpuscope/info_report.h"
 #include "gpuscope/study.h"
 
 namespace gpuscope::study {
 namespace {
+
+namespace fs = std::filesystem;
 
 // What each level runs. The bench presets are `gpuscope bench`'s; the estimates are what they
 // take on one H100 (refined at run time by the measured durations of finished steps), and the
@@ -39,6 +43,12 @@ LevelSettings settings_for(Level level) {
 }
 
 constexpr double kInfoEstimate = 3;
+
+// The sweep step's workloads: the seed's model; its training mode; and, resolved when the step
+// runs (resolve_step_args), the inference mode the bench step found fastest.
+constexpr char kSweepModel[] = "vit_b16";
+constexpr char kSweepTrainMode[] = "amp_bf16";
+constexpr char kFastestInferMode[] = "{fastest_infer_mode}";
 constexpr double kInfoTimeout = 30;
 
 std::string gpu_title(const Target& gpu) {
@@ -96,6 +106,90 @@ std::string_view step_kind_name(StepKind kind) {
 Machine machine_from_info(const SystemInfo& info) {
   return Machine{info.hostname, targets_of(info)};
 }
+
+namespace {
+
+// The power sweep of a GPU (gpuscope sweep, issue 16): ViT-B/16 AMP bf16 training and ViT-B/16
+// inference in the mode the bench step found fastest, one step each; --full: seeds/000's every
+// mode (sweep --preset seeds). On an H100 (700 -> 200 W in 35 W steps, a few more points around
+// the knees) a workload takes ~18 points x 11 s (5 s warm-up, two 3 s windows); --full keeps the
+// sweep's own 10 s warm-up and 5 s windows. It changes the GPU's power limit (the prior limit is
+// restored afterwards, in every case), so it runs only with --allow-power-changes; without, one
+// skipped step says exactly what it would run. A MIG instance has no power limit of its own.
+void add_sweep_steps(const Options& options, const Target& gpu, std::vector<Step>& plan) {
+  const std::string where = gpu_id(gpu);
+  const std::string index = std::to_string(gpu.gpu_index);
+  const bool full = options.level == Level::full;
+  auto sweep_of = [&](const std::string& id, const std::string& what,
+                      std::vector<std::string> workload) {
+    Step sweep;
+    sweep.id = id;
+    sweep.kind = StepKind::sweep;
+    sweep.gpu = static_cast<int>(gpu.gpu_index);
+    sweep.title = "power sweep " + gpu_title(gpu) + ": " + what;
+    sweep.args = {"sweep", "--gpu", index, "--allow-power-changes"};
+    sweep.args.insert(sweep.args.end(), workload.begin(), workload.end());
+    if (!full) sweep.args.insert(sweep.args.end(), {"--window", "3", "--warmup", "5"});
+    sweep.args.insert(sweep.args.end(), {"--json", "-", "--store", "{store}"});
+    const double workloads = full ? 14 : 1;
+    sweep.estimate_seconds = workloads * (full ? 360 : 210);
+    sweep.timeout_seconds = 3 * sweep.estimate_seconds;
+    return sweep;
+  };
+  std::vector<Step> steps;
+  if (full) {
+    steps.push_back(sweep_of("sweep-" + where, "ViT-B/16 training and inference, every mode",
+                             {"--preset", "seeds"}));
+  } else {
+    steps.push_back(
+        sweep_of("sweep-" + where, "ViT-B/16 AMP bf16 training",
+                 {"--model", kSweepModel, "--task", "train", "--mode", kSweepTrainMode}));
+    steps.push_back(
+        sweep_of("sweep-infer-" + where, "ViT-B/16 inference in the fastest mode bench found",
+                 {"--model", kSweepModel, "--task", "infer", "--mode", kFastestInferMode}));
+  }
+  if (gpu.mig) {
+    Step skipped = steps.front();
+    skipped.title = "power sweep " + gpu_title(gpu);
+    skipped.args.clear();
+    skipped.skip_reason = fmt::format(
+        "a power limit belongs to the whole GPU, not to MIG instance {}: sweep GPU {} with "
+        "`gpuscope sweep --gpu {}` outside MIG mode",
+        gpu.label(), gpu.gpu_index, gpu.gpu_index);
+    plan.push_back(skipped);
+    return;
+  }
+  if (options.allow_power_changes) {
+    plan.insert(plan.end(), steps.begin(), steps.end());
+    return;
+  }
+  double seconds = 0;
+  std::string commands;
+  for (const Step& step : steps) {
+    seconds += step.estimate_seconds;
+    std::string line = "gpuscope";
+    for (const std::string& arg : step.args) {
+      if (arg == "--json") break;  // the study's own outputs
+      line += " " + (arg == kFastestInferMode ? std::string("<the fastest inference mode>") : arg);
+    }
+    commands += (commands.empty() ? "" : "; ") + line;
+  }
+  Step skipped = steps.front();
+  skipped.title = "power sweep " + gpu_title(gpu);
+  skipped.args.clear();  // never run; the reason holds the commands
+  skipped.skip_reason = fmt::format(
+      "it changes GPU {}'s power limit, so it runs only with --allow-power-changes (as root or "
+      "with CAP_SYS_ADMIN; the prior limit is restored afterwards in every case): gpuscope study "
+      "--allow-power-changes would lower the limit from its maximum to its minimum with {} "
+      "(about {} min): {}",
+      gpu.gpu_index,
+      full ? "ViT-B/16 training and inference in every mode, as seeds/000"
+           : "ViT-B/16 AMP bf16 training, then ViT-B/16 inference in the fastest mode bench found",
+      static_cast<int>(std::lround(seconds / 60)), commands);
+  plan.push_back(skipped);
+}
+
+}  // namespace
 
 Result<Machine> machine_from_info(const nlohmann::json& info) {
   GPUSCOPE_ASSIGN_OR_RETURN(SystemInfo read, info_from_json(info));
@@ -188,15 +282,28 @@ Result<std::vector<Step>> build_plan(const Options& options, const Machine& mach
       plan.push_back(share);
     }
 
-    Step sweep;
-    sweep.id = "sweep-" + where;
-    sweep.kind = StepKind::sweep;
-    sweep.gpu = static_cast<int>(gpu.gpu_index);
-    sweep.title = "power sweep " + gpu_title(gpu);
-    sweep.skip_reason = "not built yet; needs --allow-power-changes";
-    plan.push_back(sweep);
+    add_sweep_steps(options, gpu, plan);
   }
   return plan;
+}
+
+std::vector<std::string> resolve_step_args(const State& state, const fs::path& dir,
+                                           const Step& step) {
+  std::vector<std::string> args = step.args;
+  const auto placeholder = std::find(args.begin(), args.end(), kFastestInferMode);
+  if (placeholder == args.end()) return args;
+  *placeholder = kSweepTrainMode;
+  const auto bench = state.steps.find(fmt::format("bench-gpu{}", step.gpu.value_or(0)));
+  if (bench == state.steps.end() || bench->second.json_path.empty()) return args;
+  std::ifstream in(dir / bench->second.json_path);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return args;
+  Headlines answers;
+  add_bench_answers(doc, step.gpu.value_or(0), answers);
+  for (const ModelAnswer& a : answers.models) {
+    if (a.model == kSweepModel && a.task == "infer" && a.fastest) *placeholder = a.fastest->mode;
+  }
+  return args;
 }
 
 }  // namespace gpuscope::study

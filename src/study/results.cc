@@ -111,7 +111,7 @@ report::Section study_section(const State& state, const Headlines& h) {
   return section;
 }
 
-// The files whose runs go into the store: info and burn documents, bench's own store.
+// The files whose runs go into the store: info and burn documents, bench's and sweep's own stores.
 std::vector<std::string> run_sources(const State& state, const fs::path& dir) {
   std::vector<std::string> paths;
   for (const Step& step : state.plan) {
@@ -119,7 +119,8 @@ std::vector<std::string> run_sources(const State& state, const fs::path& dir) {
     if (it == state.steps.end()) continue;
     const StepRecord& r = it->second;
     if (r.status != StepStatus::ok && r.status != StepStatus::failed) continue;
-    std::string file = step.kind == StepKind::bench ? r.store_path : r.json_path;
+    const bool own_store = step.kind == StepKind::bench || step.kind == StepKind::sweep;
+    std::string file = own_store ? r.store_path : r.json_path;
     std::error_code ec;
     if (!file.empty() && fs::exists(dir / file, ec)) paths.push_back((dir / file).string());
   }

@@ -84,7 +84,9 @@ StepFiles step_files(const fs::path& dir, const Step& step) {
   StepFiles files;
   files.json = steps / (step.id + ".json");
   files.log = steps / (step.id + ".log");
-  if (step.kind == StepKind::bench) files.store = steps / (step.id + ".db");
+  if (step.kind == StepKind::bench || step.kind == StepKind::sweep) {
+    files.store = steps / (step.id + ".db");
+  }
   return files;
 }
 
@@ -239,6 +241,7 @@ Result<RunOutcome> run_steps(State& state, const fs::path& dir, StepRunner& runn
       // An unfinished attempt's leftovers go, except the rows an unfinished bench measured:
       // the bench goes on from them (its store is written afresh at its end).
       Step attempt = step;
+      attempt.args = resolve_step_args(state, dir, step);
       const std::optional<double> done_before = resumable_bench(step, files);
       const bool resume = done_before.has_value();
       if (resume) attempt.args.insert(attempt.args.end(), {"--resume", "{json}"});

@@ -110,7 +110,10 @@ json state_to_json(const State& state) {
           {"started_unix_s", state.started_unix_s},
           {"command_line", state.command_line},
           {"note", state.note},
-          {"options", {{"level", level_name(state.options.level)}, {"gpus", state.options.gpus}}},
+          {"options",
+           {{"level", level_name(state.options.level)},
+            {"gpus", state.options.gpus},
+            {"allow_power_changes", state.options.allow_power_changes}}},
           {"machine", {{"hostname", state.machine.hostname}, {"gpus", gpus}}},
           {"plan", plan},
           {"steps", steps}};
@@ -142,6 +145,7 @@ Result<State> state_from_json(const json& doc) {
     GPUSCOPE_ASSIGN_OR_RETURN(state.options.level,
                               parse_level(options.at("level").get<std::string>()));
     state.options.gpus = options.value("gpus", std::vector<std::string>{});
+    state.options.allow_power_changes = options.value("allow_power_changes", false);
     const json& machine = doc.at("machine");
     state.machine.hostname = machine.value("hostname", "");
     for (const json& g : machine.at("gpus")) {

@@ -84,7 +84,7 @@ std::string describe(const Recommendation::Change& c) {
 
 }  // namespace
 
-void compute_answers(SweepResult& result) {
+void compute_answers(WorkloadResult& result, std::optional<double> prior_limit_w) {
   const auto measured = measured_by_limit(result.points);
   result.knees.clear();
   result.min_energy_limit_w.reset();
@@ -126,8 +126,8 @@ void compute_answers(SweepResult& result) {
   recommendation.vs_max = *vs_max;
   recommendation.text = fmt::format("{:.0f} W: {} vs {:.0f} W (the fastest)",
                                     recommendation.limit_w, describe(*vs_max), max_w);
-  if (!result.gpus.empty()) {
-    const double prior_w = result.gpus.front().prior_limit_w;
+  if (prior_limit_w) {
+    const double prior_w = *prior_limit_w;
     if (std::abs(prior_w - max_w) >= 1) {
       recommendation.vs_prior = change_at(measured, recommendation.limit_w, prior_w);
       if (recommendation.vs_prior) {

@@ -24,19 +24,12 @@ std::string text_or_dash(const std::optional<double>& value, const char* format)
   return value ? fmt::format(fmt::runtime(format), *value) : "-";
 }
 
-}  // namespace
+nlohmann::json status_json(const Status& status) {
+  if (status.ok()) return nullptr;
+  return {{"code", std::string(code_name(status.code()))}, {"message", status.message()}};
+}
 
-nlohmann::json sweep_to_json(const SweepResult& r) {
-  nlohmann::json gpus = nlohmann::json::array();
-  for (const GpuPrior& g : r.gpus) {
-    gpus.push_back({{"index", g.index},
-                    {"uuid", g.uuid},
-                    {"name", g.name},
-                    {"prior_power_limit_w", g.prior_limit_w},
-                    {"default_power_limit_w", optional_json(g.default_limit_w)},
-                    {"min_power_limit_w", g.min_limit_w},
-                    {"max_power_limit_w", g.max_limit_w}});
-  }
+nlohmann::json workload_json(const WorkloadResult& r) {
   nlohmann::json points = nlohmann::json::array();
   for (const Point& p : r.points) {
     nlohmann::json readings = nlohmann::json::array();
@@ -87,36 +80,33 @@ nlohmann::json sweep_to_json(const SweepResult& r) {
         {"vs_prior", r.recommendation->vs_prior ? change_json(*r.recommendation->vs_prior)
                                                 : nlohmann::json(nullptr)}};
   }
-  std::string workload;
-  for (const std::string& arg : r.command) workload += (workload.empty() ? "" : " ") + arg;
-  nlohmann::json stopped = nullptr;
-  if (!r.stopped.ok()) {
-    stopped = {{"code", std::string(code_name(r.stopped.code()))},
-               {"message", r.stopped.message()}};
-  }
-  return {
-      {"kind", kSweepJsonKind},
-      {"schema_version", kSweepSchemaVersion},
-      {"knob", "power_limit"},
-      {"dry_run", r.dry_run},
-      {"privileged", r.privileged},
-      {"started_unix_s", r.started_unix_s},
-      {"wall_s", r.wall_s},
-      {"gpus", gpus},
-      {"plan_w", r.plan_w},
-      {"stopped", stopped},
-      {"restore", {{"all_restored", r.restored_all}, {"notes", r.restore_notes}}},
-      {"workloads", nlohmann::json::array(
-                        {{{"command", workload},
-                          {"throughput_unit", "samples/s"},
-                          {"points", points},
-                          {"knees", knees},
-                          {"min_energy_limit_w", optional_json(r.min_energy_limit_w)},
-                          {"min_energy_delay_limit_w", optional_json(r.min_energy_delay_limit_w)},
-                          {"recommendation", recommendation}}})}};
+  std::string command;
+  for (const std::string& arg : r.spec.command) command += (command.empty() ? "" : " ") + arg;
+  return {{"label", r.spec.label},
+          {"command", command},
+          {"tags", r.spec.tags},
+          {"throughput_unit", r.spec.unit},
+          {"skipped", r.skipped ? nlohmann::json(*r.skipped) : nlohmann::json(nullptr)},
+          {"ended", status_json(r.ended)},
+          {"points", points},
+          {"knees", knees},
+          {"min_energy_limit_w", optional_json(r.min_energy_limit_w)},
+          {"min_energy_delay_limit_w", optional_json(r.min_energy_delay_limit_w)},
+          {"recommendation", recommendation}};
 }
 
-void print_sweep(const SweepResult& r, std::ostream& out) {
+// What a rate counts, for "J per ...": "sample" of samples/s, "TFLOP" of TFLOP/s.
+std::string counted(const std::string& unit) {
+  if (unit == "samples/s") return "sample";
+  return unit.size() > 2 && unit.ends_with("/s") ? unit.substr(0, unit.size() - 2) : unit;
+}
+
+void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
+  out << fmt::format("\n{} ({})\n", r.spec.label, r.spec.unit);
+  if (r.skipped) {
+    out << "skipped: " << *r.skipped << '\n';
+    return;
+  }
   std::vector<const Point*> points;
   double best = 0;
   for (const Point& p : r.points) {
@@ -125,8 +115,9 @@ void print_sweep(const SweepResult& r, std::ostream& out) {
   }
   std::sort(points.begin(), points.end(),
             [](const Point* a, const Point* b) { return a->limit_w > b->limit_w; });
-  out << fmt::format("\n{:>7}  {:>12}  {:>6}  {:>9}  {:>10}  {:>5}  {:>8}  {}\n", "limit",
-                     "samples/s", "speed", "power", "J/sample", "temp", "SM clock", "throttled by");
+  const std::string per = counted(r.spec.unit);
+  out << fmt::format("{:>7}  {:>12}  {:>6}  {:>9}  {:>10}  {:>5}  {:>8}  {}\n", "limit",
+                     r.spec.unit, "speed", "power", "J/" + per, "temp", "SM clock", "throttled by");
   for (const Point* p : points) {
     if (p->skipped) {
       out << fmt::format("{:>5.0f} W  skipped: {}\n", p->limit_w, *p->skipped);
@@ -153,18 +144,51 @@ void print_sweep(const SweepResult& r, std::ostream& out) {
   if (!points.empty() && !points.front()->energy_from_counter) {
     out << "energy: integrated from power samples (this GPU has no energy counter)\n";
   }
-  if (!r.dry_run) {
-    out << '\n';
+  if (!dry_run) {
     for (const Knee& k : r.knees) {
       out << fmt::format("{:.0f} % of the speed from {:.0f} W{}\n", 100 * k.fraction, k.limit_w,
                          k.at_lowest_limit ? " (the lowest limit measured: maybe lower)" : "");
     }
     if (r.min_energy_limit_w) {
-      out << fmt::format("least energy per sample at {:.0f} W; least energy x delay at {:.0f} W\n",
+      out << fmt::format("least energy per {} at {:.0f} W; least energy x delay at {:.0f} W\n", per,
                          *r.min_energy_limit_w, r.min_energy_delay_limit_w.value_or(0));
     }
     if (r.recommendation) out << "answer: " << r.recommendation->text << '\n';
   }
+  if (!r.ended.ok()) out << "the workload stopped early: " << r.ended.message() << '\n';
+}
+
+}  // namespace
+
+nlohmann::json sweep_to_json(const SweepResult& r) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const GpuPrior& g : r.gpus) {
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"name", g.name},
+                    {"prior_power_limit_w", g.prior_limit_w},
+                    {"default_power_limit_w", optional_json(g.default_limit_w)},
+                    {"min_power_limit_w", g.min_limit_w},
+                    {"max_power_limit_w", g.max_limit_w}});
+  }
+  nlohmann::json workloads = nlohmann::json::array();
+  for (const WorkloadResult& w : r.workloads) workloads.push_back(workload_json(w));
+  return {{"kind", kSweepJsonKind},
+          {"schema_version", kSweepSchemaVersion},
+          {"knob", "power_limit"},
+          {"dry_run", r.dry_run},
+          {"privileged", r.privileged},
+          {"started_unix_s", r.started_unix_s},
+          {"wall_s", r.wall_s},
+          {"gpus", gpus},
+          {"plan_w", r.plan_w},
+          {"stopped", status_json(r.stopped)},
+          {"restore", {{"all_restored", r.restored_all}, {"notes", r.restore_notes}}},
+          {"workloads", workloads}};
+}
+
+void print_sweep(const SweepResult& r, std::ostream& out) {
+  for (const WorkloadResult& w : r.workloads) print_workload(w, r.dry_run, out);
   if (!r.stopped.ok()) out << "the sweep stopped early: " << r.stopped.message() << '\n';
 }
 

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <ostream>
@@ -29,6 +31,9 @@ using detail::JournalEntry;
 using telemetry::Metric;
 
 constexpr double kKneeFractions[] = {0.8, 0.9, 0.95};
+// A measurement window waits this long at most (or this many --window) for a workload's line.
+constexpr double kLongestWindowS = 60;
+constexpr double kLongestWindowFactor = 10;
 
 // SIGINT, SIGTERM and SIGHUP set a flag the sweep polls, while one of these lives; the previous
 // handlers come back when it is destroyed.
@@ -136,11 +141,12 @@ Result<std::vector<SweptGpu>> resolve_gpus(const nvml::Session& session,
 }
 
 Status check_options(const SweepOptions& o) {
-  if (o.command.empty()) {
+  if (o.workloads.empty() || std::any_of(o.workloads.begin(), o.workloads.end(),
+                                         [](const WorkloadSpec& w) { return w.command.empty(); })) {
     return Status(Code::invalid_argument,
-                  "no workload: give its command after --, e.g. gpuscope sweep "
-                  "--allow-power-changes -- python train.py (it prints {\"samples_per_second\": "
-                  "X} lines)");
+                  "no workload: give a bench row (--model M --task T --mode P, or --preset seeds) "
+                  "or a command after --, e.g. gpuscope sweep --allow-power-changes -- python "
+                  "train.py (it prints {\"samples_per_second\": X} lines)");
   }
   if (!(o.window_s > 0) || o.warmup_s < 0 || o.cooldown_s < 0) {
     return Status(Code::invalid_argument,
@@ -164,7 +170,8 @@ std::string privilege_hint() {
          "gpuscope sweep ...). Nothing was changed";
 }
 
-// The sweep's moving parts while it runs.
+// The sweep's moving parts while it runs: the sampler for the whole sweep, and one workload
+// process at a time.
 class Sweeper {
  public:
   Sweeper(const SweepOptions& options, std::vector<SweptGpu>& targets, std::ostream& progress,
@@ -185,10 +192,36 @@ class Sweeper {
     if (!sampler.ok()) return sampler.status();
     sampler_ = std::move(sampler).value();
     sampler_->start([this](telemetry::Tick&& tick) { recording_.add(std::move(tick)); });
-    auto workload = detail::Workload::start(o_.command, sampler_->origin(), progress_);
+    return {};
+  }
+
+  // Starts the next workload; its points go to `into`.
+  Status start_workload(WorkloadResult& into) {
+    current_ = &into;
+    progress_ << fmt::format("workload: {} ({})\n", into.spec.label, into.spec.unit);
+    auto workload = detail::Workload::start(into.spec, sampler_->origin(), progress_);
     if (!workload.ok()) return workload.status();
     workload_ = std::move(workload).value();
     return {};
+  }
+
+  // Stops the current workload; when it ended on its own, says why in its result.
+  void finish_workload(const Status& status) noexcept {
+    if (workload_) workload_->stop();
+    if (!status.ok() && stop_reason().ok()) {
+      // The sweep goes on with the next workload; this one's end (or failed start) is recorded.
+      const auto reason = workload_ ? workload_->skipped_reason() : std::nullopt;
+      if (reason && current_->points.empty()) {
+        current_->skipped = *reason;
+      } else {
+        std::string message = status.message();
+        if (const auto error = workload_ ? workload_->error_message() : std::nullopt) {
+          message += ": " + *error;
+        }
+        current_->ended = Status(status.code(), message);
+      }
+    }
+    workload_.reset();
   }
 
   void stop() noexcept {
@@ -196,15 +229,38 @@ class Sweeper {
     if (sampler_) sampler_->stop();
   }
 
-  // Why the sweep must stop now, or ok.
-  Status interrupted() const {
+  // Why the whole sweep must stop now (a signal, a lost GPU), or ok.
+  Status stop_reason() const {
     if (const int signal = SignalWatch::received(); signal != 0) {
       return Status(Code::cancelled, fmt::format("stopped by {}", signal_name(signal)));
     }
     if (recording_.lost()) return Status(Code::gpu_lost, "a swept GPU stopped answering");
+    return {};
+  }
+
+  // Why the current workload's sweep must stop now, or ok.
+  Status interrupted() const {
+    GPUSCOPE_RETURN_IF_ERROR(stop_reason());
     if (const auto exit = workload_->ended()) {
       return Status(Code::internal,
                     fmt::format("the workload ended ({}) before the sweep did", exit->describe()));
+    }
+    return {};
+  }
+
+  // Waits until the workload has printed its first speed (for up to start_timeout_s).
+  Status wait_for_first_rate() const {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.start_timeout_s);
+    while (workload_->rates_between(-1, workload_->now_s() + 1).empty()) {
+      GPUSCOPE_RETURN_IF_ERROR(interrupted());
+      if (std::chrono::steady_clock::now() >= until) {
+        return Status(Code::timeout,
+                      fmt::format("the workload printed no {{\"samples_per_second\": X}} line in "
+                                  "its first {:g} s",
+                                  o_.start_timeout_s));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return {};
   }
@@ -251,11 +307,13 @@ class Sweeper {
       }
     }
     if (!point.skipped) {
+      // A workload's start (CUDA, the model, its own warm-up) is not the limit's warm-up.
+      if (current_->points.empty()) GPUSCOPE_RETURN_IF_ERROR(wait_for_first_rate());
       GPUSCOPE_RETURN_IF_ERROR(wait(o_.cooldown_s + o_.warmup_s));
       GPUSCOPE_RETURN_IF_ERROR(measure_windows(point, enforced));
     }
     report(point);
-    result_.points.push_back(std::move(point));
+    current_->points.push_back(std::move(point));
     return {};
   }
 
@@ -266,8 +324,16 @@ class Sweeper {
     for (int k = 0; k < o_.max_windows; ++k) {
       const double t0 = workload_->now_s();
       GPUSCOPE_RETURN_IF_ERROR(wait(o_.window_s));
-      const double t1 = workload_->now_s();
-      const auto lines = workload_->rates_between(t0, t1);
+      double t1 = workload_->now_s();
+      auto lines = workload_->rates_between(t0, t1);
+      // A workload that reports less often than --window (a gpuscope-torch window of slow
+      // steps): the window lasts until its next line, for up to kLongestWindowFactor windows.
+      const double longest = std::max(kLongestWindowS, kLongestWindowFactor * o_.window_s);
+      while (lines.empty() && t1 - t0 < longest) {
+        GPUSCOPE_RETURN_IF_ERROR(wait(0.01));
+        t1 = workload_->now_s();
+        lines = workload_->rates_between(t0, t1);
+      }
       if (lines.empty()) continue;
       double sum = 0;
       for (double r : lines) sum += r;
@@ -278,8 +344,9 @@ class Sweeper {
     if (static_cast<int>(rates.size()) < o_.min_windows) {
       point.skipped = fmt::format(
           "the workload printed no {{\"samples_per_second\": X}} line in {} of {} windows of "
-          "{:g} s (make --window longer than its reporting interval)",
-          o_.max_windows - static_cast<int>(rates.size()), o_.max_windows, o_.window_s);
+          "{:g} s, each waiting up to {:g} s for one",
+          o_.max_windows - static_cast<int>(rates.size()), o_.max_windows, o_.window_s,
+          std::max(kLongestWindowS, kLongestWindowFactor * o_.window_s));
       return {};
     }
     // The last min_windows windows (the settled ones) count.
@@ -360,9 +427,13 @@ class Sweeper {
       return;
     }
     progress_ << fmt::format(
-        "  {:>5.0f} W  {:>10.2f} samples/s  {:>7} W avg  {:>9} J/sample  {:>5} °C{}{}\n", p.limit_w,
-        p.samples_per_second, p.power_avg_w ? fmt::format("{:.1f}", *p.power_avg_w) : "-",
+        "  {:>5.0f} W  {:>10.2f} {}  {:>7} W avg  {:>9} J/{}  {:>5} °C{}{}\n", p.limit_w,
+        p.samples_per_second, current_->spec.unit,
+        p.power_avg_w ? fmt::format("{:.1f}", *p.power_avg_w) : "-",
         p.joules_per_sample ? fmt::format("{:.3f}", *p.joules_per_sample) : "-",
+        current_->spec.unit == "samples/s"
+            ? "sample"
+            : current_->spec.unit.substr(0, current_->spec.unit.size() - 2),
         p.temperature_max_c ? fmt::format("{:.0f}", *p.temperature_max_c) : "-",
         p.stable ? "" : "  (unstable)", p.refined ? "  (knee)" : "");
     progress_.flush();
@@ -375,7 +446,35 @@ class Sweeper {
   Recording recording_;
   std::unique_ptr<telemetry::Sampler> sampler_;
   std::unique_ptr<detail::Workload> workload_;
+  WorkloadResult* current_ = nullptr;
 };
+
+// Each workload in turn: started, measured at every limit (`limit_of(i)` for i in [0, count);
+// nullopt: the current limit), then at the points around its knees (`refine`), stopped. Ends
+// early only for the whole sweep's reasons (Sweeper::stop_reason).
+Status sweep_workloads(Sweeper& sweeper, const SweepOptions& options, SweepResult& result,
+                       std::size_t count,
+                       const std::function<std::optional<double>(std::size_t)>& limit_of,
+                       bool refine) {
+  for (const WorkloadSpec& spec : options.workloads) {
+    WorkloadResult& workload = result.workloads.emplace_back();
+    workload.spec = spec;
+    Status status = sweeper.start_workload(workload);
+    for (std::size_t i = 0; status.ok() && i < count; ++i) {
+      status = sweeper.measure(limit_of(i), false);
+    }
+    if (status.ok() && refine) {
+      std::vector<double> fractions(std::begin(kKneeFractions), std::end(kKneeFractions));
+      for (double limit : refine_limits(workload.points, fractions)) {
+        status = sweeper.measure(limit, true);
+        if (!status.ok()) break;
+      }
+    }
+    sweeper.finish_workload(status);
+    GPUSCOPE_RETURN_IF_ERROR(sweeper.stop_reason());
+  }
+  return {};
+}
 
 // The dry run: measures at the current limit, changes nothing.
 Status dry_run(const nvml::Session& session, const SweepOptions& options,
@@ -383,7 +482,10 @@ Status dry_run(const nvml::Session& session, const SweepOptions& options,
   SignalWatch signals;
   Sweeper sweeper(options, targets, progress, result);
   Status status = sweeper.start(session);
-  if (status.ok()) status = sweeper.measure(std::nullopt, false);
+  if (status.ok()) {
+    status = sweep_workloads(
+        sweeper, options, result, 1, [](std::size_t) { return std::optional<double>(); }, false);
+  }
   sweeper.stop();
   return status;
 }
@@ -442,15 +544,11 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
 
   Sweeper sweeper(options, targets, progress, result);
   Status status = sweeper.start(session);
-  for (std::size_t i = 0; status.ok() && i < result.plan_w.size(); ++i) {
-    status = sweeper.measure(result.plan_w[i], false);
-  }
-  if (status.ok() && options.refine) {
-    std::vector<double> fractions(std::begin(kKneeFractions), std::end(kKneeFractions));
-    for (double limit : refine_limits(result.points, fractions)) {
-      status = sweeper.measure(limit, true);
-      if (!status.ok()) break;
-    }
+  if (status.ok()) {
+    const std::vector<double>& plan = result.plan_w;
+    status = sweep_workloads(
+        sweeper, options, result, plan.size(),
+        [&plan](std::size_t i) { return std::optional<double>(plan[i]); }, options.refine);
   }
   sweeper.stop();
   result.restored_all = guard.restore(result.restore_notes);
@@ -460,10 +558,24 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
 
 }  // namespace
 
+bool SweepResult::workload_failed() const {
+  return std::any_of(workloads.begin(), workloads.end(),
+                     [](const WorkloadResult& w) { return !w.ended.ok(); });
+}
+
+std::string command_label(const std::vector<std::string>& command) {
+  std::string label;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const std::string arg =
+        i == 0 ? std::filesystem::path(command[i]).filename().string() : command[i];
+    label += (label.empty() ? "" : " ") + arg;
+  }
+  return label;
+}
+
 Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progress) {
   GPUSCOPE_RETURN_IF_ERROR(check_options(options));
   SweepResult result;
-  result.command = options.command;
   result.dry_run = options.dry_run;
   result.privileged = has_power_change_privilege();
   result.state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
@@ -508,11 +620,20 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
                                    : sweep_limits(**session, options, *targets, progress, result);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // Refusals before anything ran are failures of the command, not an early end.
-  if (!result.stopped.ok() && result.points.empty() && result.stopped.code() != Code::cancelled &&
+  const bool measured = std::any_of(result.workloads.begin(), result.workloads.end(),
+                                    [](const WorkloadResult& w) { return !w.points.empty(); });
+  if (!result.stopped.ok() && !measured && result.stopped.code() != Code::cancelled &&
       result.stopped.code() != Code::gpu_lost) {
     return result.stopped;
   }
-  compute_answers(result);
+  // A single workload that could not start is the command's failure too (as a sweep's was).
+  if (result.stopped.ok() && !measured && result.workloads.size() == 1 &&
+      !result.workloads.front().ended.ok() && options.workloads.size() == 1) {
+    return result.workloads.front().ended;
+  }
+  const std::optional<double> prior =
+      result.gpus.empty() ? std::nullopt : std::optional<double>(result.gpus.front().prior_limit_w);
+  for (WorkloadResult& workload : result.workloads) compute_answers(workload, prior);
   return result;
 }
 

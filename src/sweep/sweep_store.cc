@@ -2,8 +2,6 @@
 // tagged with its power limit, which the report's sweep section draws.
 #include <unistd.h>
 
-#include <filesystem>
-
 #include "gpuscope/host.h"
 #include "gpuscope/store.h"
 #include "gpuscope/sweep.h"
@@ -14,21 +12,55 @@ namespace {
 
 namespace names = store::names;
 
-// "gpuscope-sim-workload --curve fp32_train": the program's name without its folder.
-std::string workload_label(const std::vector<std::string>& command) {
-  std::string label;
-  for (std::size_t i = 0; i < command.size(); ++i) {
-    const std::string arg =
-        i == 0 ? std::filesystem::path(command[i]).filename().string() : command[i];
-    label += (label.empty() ? "" : " ") + arg;
-  }
-  return label;
-}
-
 void add(store::RunData& run, const std::string& configuration, int gpu, const char* name,
          const std::optional<double>& value, const char* unit, const nlohmann::json& tags) {
   if (!value) return;
   run.measurements.push_back({gpu, configuration, name, *value, unit, tags});
+}
+
+// One workload's curve: its rate (samples/s, or a GEMM's TFLOP/s stored in FLOP/s) and energy
+// per unit at each limit, tagged with the workload's tags (one curve per mode in the report).
+void add_workload(store::RunData& run, const WorkloadResult& w, int first_gpu) {
+  const std::string& label = w.spec.label;
+  nlohmann::json base = w.spec.tags.is_object() && !w.spec.tags.empty()
+                            ? w.spec.tags
+                            : nlohmann::json{{"mode", label}};
+  run.run.configurations.push_back(
+      {label, {{"command", w.spec.command}, {"knob", "power_limit"}, {"tags", base}}});
+  const bool flops = w.spec.unit == "TFLOP/s" || w.spec.unit == "TOP/s";  // a burn GEMM
+  const char* rate_name = flops ? names::kGemmFlopPerS : names::kSamplesPerS;
+  const double rate_scale = flops ? 1e12 : 1;
+  if (w.skipped) {
+    nlohmann::json skipped = base;
+    skipped["skipped"] = *w.skipped;
+    run.measurements.push_back({first_gpu, label, rate_name, std::nullopt, "1/s", skipped});
+    return;
+  }
+  for (const Point& p : w.points) {
+    nlohmann::json tags = base;
+    tags["power_limit_w"] = p.limit_w;
+    tags["refined"] = p.refined;
+    if (p.skipped) {
+      tags["skipped"] = *p.skipped;
+      run.measurements.push_back({first_gpu, label, rate_name, std::nullopt, "1/s", tags});
+      continue;
+    }
+    add(run, label, first_gpu, rate_name, p.samples_per_second * rate_scale, "1/s", tags);
+    // A GEMM has no samples: its energy is in its GPUs' power and energy below.
+    if (!flops) add(run, label, first_gpu, names::kEnergyPerSample, p.joules_per_sample, "J", tags);
+    for (const GpuReading& g : p.gpus) {
+      const int gpu = static_cast<int>(g.gpu);
+      add(run, label, gpu, names::kPowerAvg, g.power_avg_w, "W", tags);
+      add(run, label, gpu, names::kEnergy, g.energy_j, "J", tags);
+      add(run, label, gpu, names::kSmClockAvg, g.sm_clock_avg_hz, "Hz", tags);
+      add(run, label, gpu, names::kTemperatureMax, g.temperature_max_c, "degC", tags);
+    }
+  }
+  for (const Knee& k : w.knees) {
+    nlohmann::json tags = base;
+    tags["fraction"] = k.fraction;
+    add(run, label, first_gpu, "power_limit_knee_w", k.limit_w, "W", tags);
+  }
 }
 
 }  // namespace
@@ -52,33 +84,8 @@ store::RunData sweep_to_run(const SweepResult& result, const std::string& comman
     gpu.power_max_limit_w = g.max_limit_w;
     run.run.gpus.push_back(std::move(gpu));
   }
-  const std::string label = workload_label(result.command);
-  run.run.configurations.push_back({label, {{"command", result.command}, {"knob", "power_limit"}}});
   const int first_gpu = result.gpus.empty() ? 0 : static_cast<int>(result.gpus.front().index);
-  for (const Point& p : result.points) {
-    const nlohmann::json tags = {
-        {"power_limit_w", p.limit_w}, {"mode", label}, {"refined", p.refined}};
-    if (p.skipped) {
-      nlohmann::json skipped = tags;
-      skipped["skipped"] = *p.skipped;
-      run.measurements.push_back(
-          {first_gpu, label, names::kSamplesPerS, std::nullopt, "1/s", skipped});
-      continue;
-    }
-    add(run, label, first_gpu, names::kSamplesPerS, p.samples_per_second, "1/s", tags);
-    add(run, label, first_gpu, names::kEnergyPerSample, p.joules_per_sample, "J", tags);
-    for (const GpuReading& g : p.gpus) {
-      const int gpu = static_cast<int>(g.gpu);
-      add(run, label, gpu, names::kPowerAvg, g.power_avg_w, "W", tags);
-      add(run, label, gpu, names::kEnergy, g.energy_j, "J", tags);
-      add(run, label, gpu, names::kSmClockAvg, g.sm_clock_avg_hz, "Hz", tags);
-      add(run, label, gpu, names::kTemperatureMax, g.temperature_max_c, "degC", tags);
-    }
-  }
-  for (const Knee& k : result.knees) {
-    add(run, label, first_gpu, "power_limit_knee_w", k.limit_w, "W",
-        {{"fraction", k.fraction}, {"mode", label}});
-  }
+  for (const WorkloadResult& w : result.workloads) add_workload(run, w, first_gpu);
   return run;
 }
 

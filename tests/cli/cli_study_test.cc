@@ -64,6 +64,17 @@ case "$1" in
       missing) echo "gpuscope: error: gpuscope-torch was not found next to gpuscope" >&2; exit 2 ;;
       interrupt) trap 'echo "bench: stopping" >&2; exit 130' INT; kill -INT $PPID; sleep 10 & wait; exit 0 ;;
     esac ;;
+  sweep)  # the real sweep, on the simulated card, in short windows; rows by the simulator
+    args=()
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --window) args+=(--window 0.2); shift ;;
+        --warmup) args+=(--warmup 0.1); shift ;;
+        *) args+=("$1") ;;
+      esac
+      shift
+    done
+    exec "$REAL_GPUSCOPE" "${args[@]}" --torch-bin "$SIM_WORKLOAD" --limits 480:200:70 --no-refine ;;
 esac
 echo "fake gpuscope: unexpected $*" >&2
 exit 99
@@ -92,7 +103,8 @@ class CliStudy : public ::testing::Test {
     std::string fixtures = GPUSCOPE_TEST_FIXTURES;
     std::string command =
         "env CUDA_VISIBLE_DEVICES= GPUSCOPE_NVML_LIBRARY=" + std::string(GPUSCOPE_FAKE_NVML_PATH) +
-        " GPUSCOPE_FAKE_NVML_SCENARIO=" + fixtures + "/nvml/" + scenario +
+        " GPUSCOPE_FAKE_NVML_SCENARIO=" +
+        (scenario.front() == '/' ? scenario : fixtures + "/nvml/" + scenario) +
         " GPUSCOPE_STUDY_SELF=" + fake_.string() + " REAL_GPUSCOPE=" + GPUSCOPE_BIN +
         " FAKE_STUDY_CALLS=" + calls_.string() + " FIXTURES=" + fixtures +
         " SAMPLE=" + GPUSCOPE_SAMPLE_SOURCE_DIR + " " + env + " " + GPUSCOPE_BIN + " " + args;
@@ -208,6 +220,52 @@ TEST_F(CliStudy, RunsEveryStepAndPrintsTheAnswers) {
   EXPECT_TRUE(fs::exists(dir_ / "gpuscope.db"));
   EXPECT_TRUE(fs::exists(dir_ / "report.html") || run.err.find("plotly") != std::string::npos);
   EXPECT_EQ(calls_of("burn"), 1);
+}
+
+// Without --allow-power-changes the sweep step says what it would run and how to allow it; with
+// it, the sweeps run (here the real `gpuscope sweep` on the simulated RTX 3090, rows by
+// gpuscope-sim-workload): ViT-B/16 AMP bf16 training, then inference in the mode the bench step
+// found fastest (bf16 in the sample's bench), the limit restored, the answers printed and stored.
+TEST_F(CliStudy, AllowingPowerChangesRunsTheSweepsAndRestoresTheLimit) {
+  auto scenario =
+      json::parse(slurp(fs::path(GPUSCOPE_TEST_FIXTURES) / "nvml/rtx3090_power_sweep.json"));
+  auto& curves = scenario["devices"][0]["power_response"]["curves"];
+  curves["amp_bf16_train"] = curves["half_train"];
+  curves["bf16_infer"] = curves["fp32_train"];
+  const std::string scenario_path = (base_ / "rtx3090.json").string();
+  std::ofstream(scenario_path) << scenario.dump();
+  const fs::path state_file = base_ / "fake-nvml.state";
+  fs::create_directories(base_ / "journals");
+  const std::string env = "GPUSCOPE_FAKE_NVML_STATE=" + state_file.string() +
+                          " GPUSCOPE_STATE_DIR=" + (base_ / "journals").string() +
+                          " SIM_WORKLOAD=" + GPUSCOPE_SIM_WORKLOAD;
+
+  CliRun skipped = gpuscope(study_args(), env, scenario_path);
+  ASSERT_EQ(skipped.exit_code, kExitOk) << skipped.err;
+  EXPECT_EQ(status_of("sweep-gpu0"), "skipped");
+  EXPECT_THAT(skipped.err, HasSubstr("runs only with --allow-power-changes"));
+  EXPECT_EQ(calls_of("sweep"), 0);
+
+  dir_ = base_ / "allowed";
+  CliRun run = gpuscope(study_args() + " --allow-power-changes", env, scenario_path);
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(state()["options"]["allow_power_changes"], true);
+  EXPECT_EQ(status_of("sweep-gpu0"), "ok") << state()["steps"]["sweep-gpu0"];
+  EXPECT_EQ(status_of("sweep-infer-gpu0"), "ok") << state()["steps"]["sweep-infer-gpu0"];
+  const std::string args = slurp(calls_.string() + ".args");
+  EXPECT_THAT(args, HasSubstr("sweep --gpu 0 --allow-power-changes --model vit_b16 --task train "
+                              "--mode amp_bf16"));
+  EXPECT_THAT(args, HasSubstr("--task infer --mode bf16"));
+  const json train = json::parse(slurp(dir_ / "steps/sweep-gpu0.json"));
+  EXPECT_EQ(train["workloads"][0]["label"], "vit_b16 train amp_bf16");
+  EXPECT_EQ(train["workloads"][0]["points"].size(), 5u);  // 480 410 340 270 200 W
+  EXPECT_THAT(run.out, HasSubstr("Power limit (sweep"));
+  EXPECT_THAT(run.out, HasSubstr("GPU 0 vit_b16 infer bf16: "));
+  // The prior 390 W is back (the fake's state file: "gpu INDEX NAME LIMIT_MW ...").
+  EXPECT_THAT(slurp(state_file), HasSubstr(" 390000"));
+  for (const auto& entry : fs::directory_iterator(base_ / "journals")) {  // locks may stay
+    EXPECT_NE(entry.path().extension(), ".json") << entry.path();         // no journal left
+  }
 }
 
 // On the fake's A100 in MIG mode, a study of one MIG instance runs burn and bench there (by

@@ -2,7 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "gpuscope/study.h"
@@ -15,6 +17,8 @@ using testing::gpu;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
+namespace fs = std::filesystem;
 
 Machine two_gpus() {
   return {"node1",
@@ -49,14 +53,83 @@ TEST(StudyPlan, InfoThenBurnBenchSweepPerGpu) {
   EXPECT_EQ((*plan)[4].gpu, 1);
 }
 
-TEST(StudyPlan, SweepIsPlannedSkippedAndChangesNothing) {
+// Without --allow-power-changes the sweep step is planned skipped and says exactly what it would
+// run and how to allow it.
+TEST(StudyPlan, WithoutAllowingPowerChangesTheSweepSaysWhatItWouldDo) {
   auto plan = build_plan({}, two_gpus());
   ASSERT_TRUE(plan.ok());
   const Step& sweep = (*plan)[3];
   EXPECT_EQ(sweep.kind, StepKind::sweep);
   ASSERT_TRUE(sweep.skip_reason.has_value());
-  EXPECT_EQ(*sweep.skip_reason, "not built yet; needs --allow-power-changes");
-  EXPECT_TRUE(sweep.args.empty());
+  const std::string& why = *sweep.skip_reason;
+  EXPECT_THAT(why, Not(HasSubstr("not built")));
+  EXPECT_THAT(why, HasSubstr("runs only with --allow-power-changes (as root or with "
+                             "CAP_SYS_ADMIN"));
+  EXPECT_THAT(why, HasSubstr("restored afterwards in every case"));
+  EXPECT_THAT(why, HasSubstr("gpuscope sweep --gpu 0 --allow-power-changes --model vit_b16 "
+                             "--task train --mode amp_bf16"));
+  EXPECT_THAT(why, HasSubstr("--task infer --mode <the fastest inference mode>"));
+  EXPECT_TRUE(sweep.args.empty());  // never run
+}
+
+// With it: ViT-B/16 AMP bf16 training, then inference in the mode bench found fastest (resolved
+// when the step runs), each a sweep of its own with its JSON on stdout and its own store.
+TEST(StudyPlan, AllowingPowerChangesRunsTheTrainingAndFastestInferenceSweeps) {
+  Options o;
+  o.allow_power_changes = true;
+  auto plan = build_plan(o, two_gpus());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_THAT(ids(*plan),
+              ElementsAre("info", "burn-gpu0", "bench-gpu0", "sweep-gpu0", "sweep-infer-gpu0",
+                          "burn-gpu1", "bench-gpu1", "sweep-gpu1", "sweep-infer-gpu1"));
+  const Step& train = (*plan)[3];
+  EXPECT_FALSE(train.skip_reason.has_value());
+  EXPECT_THAT(train.args,
+              ElementsAre("sweep", "--gpu", "0", "--allow-power-changes", "--model", "vit_b16",
+                          "--task", "train", "--mode", "amp_bf16", "--window", "3", "--warmup", "5",
+                          "--json", "-", "--store", "{store}"));
+  EXPECT_TRUE(train.json_on_stdout);
+  const Step& infer = (*plan)[4];
+  EXPECT_EQ(infer.kind, StepKind::sweep);
+  EXPECT_THAT(infer.args, ::testing::Contains("{fastest_infer_mode}"));
+  EXPECT_GT(infer.timeout_seconds, infer.estimate_seconds);
+
+  o.level = Level::full;
+  auto full = build_plan(o, two_gpus());
+  ASSERT_TRUE(full.ok());
+  const auto sweep =
+      std::find_if(full->begin(), full->end(), [](const Step& s) { return s.id == "sweep-gpu0"; });
+  ASSERT_NE(sweep, full->end());
+  EXPECT_THAT(sweep->args, ElementsAre("sweep", "--gpu", "0", "--allow-power-changes", "--preset",
+                                       "seeds", "--json", "-", "--store", "{store}"));
+  EXPECT_EQ(std::count_if(full->begin(), full->end(),
+                          [](const Step& s) { return s.kind == StepKind::sweep; }),
+            2);  // one per GPU
+}
+
+TEST(StudyPlan, TheInferenceSweepTakesTheModeBenchFoundFastest) {
+  Options o;
+  o.allow_power_changes = true;
+  State state;
+  state.machine = two_gpus();
+  state.plan = *build_plan(o, state.machine);
+  const Step& infer = state.plan[4];
+  const fs::path dir = fs::path(::testing::TempDir()) / ("study_plan_" + std::to_string(getpid()));
+  fs::create_directories(dir / "steps");
+  // No bench answer yet: the training sweep's mode.
+  EXPECT_THAT(resolve_step_args(state, dir, infer), ::testing::Contains("amp_bf16"));
+  // The sample study's H100 bench: ViT-B/16 inference is fastest in bf16.
+  fs::copy_file(std::string(GPUSCOPE_SAMPLE_SOURCE_DIR) + "/steps/bench-gpu0.json",
+                dir / "steps/bench-gpu0.json", fs::copy_options::overwrite_existing);
+  StepRecord bench;
+  bench.json_path = "steps/bench-gpu0.json";
+  state.steps["bench-gpu0"] = bench;
+  const auto args = resolve_step_args(state, dir, infer);
+  EXPECT_THAT(args, ElementsAre("sweep", "--gpu", "0", "--allow-power-changes", "--model",
+                                "vit_b16", "--task", "infer", "--mode", "bf16", "--window", "3",
+                                "--warmup", "5", "--json", "-", "--store", "{store}"));
+  // Steps without the placeholder run as planned.
+  EXPECT_EQ(resolve_step_args(state, dir, state.plan[3]), state.plan[3].args);
 }
 
 TEST(StudyPlan, BenchFollowsTheBenchContract) {

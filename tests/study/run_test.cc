@@ -90,13 +90,40 @@ TEST(StudyRun, RunsEveryStepInOrderAndSavesTheState) {
   EXPECT_EQ(outcome->steps_run, 3);
   EXPECT_THAT(runner.ran, ElementsAre("info", "burn-gpu0", "bench-gpu0"));  // sweep never runs
   EXPECT_EQ(state.steps.at("sweep-gpu0").status, StepStatus::skipped);
-  EXPECT_EQ(state.steps.at("sweep-gpu0").message, "not built yet; needs --allow-power-changes");
+  EXPECT_THAT(state.steps.at("sweep-gpu0").message, HasSubstr("--allow-power-changes"));
   EXPECT_EQ(state.steps.at("burn-gpu0").json_path, "steps/burn-gpu0.json");
   EXPECT_EQ(state.steps.at("burn-gpu0").log_path, "steps/burn-gpu0.log");
   auto saved = load_state(dir);
   ASSERT_TRUE(saved.ok());
   EXPECT_EQ(saved->steps.size(), 4u);
   EXPECT_EQ(saved->steps.at("bench-gpu0").status, StepStatus::ok);
+}
+
+// With --allow-power-changes the sweeps run after the bench, the inference one in the mode that
+// bench found fastest, each with a store of its own (the results store takes its runs).
+TEST(StudyRun, TheSweepStepsRunWithTheFastestInferenceModeOfTheBench) {
+  fs::path dir = fresh_dir("sweeps");
+  State state;
+  state.machine = {"node1", {gpu(0, "GPU-aaa", "NVIDIA H100 80GB HBM3")}};
+  Options o;
+  o.allow_power_changes = true;
+  state.options = o;
+  state.plan = *build_plan(o, state.machine);
+  FakeRunner runner;
+  runner.scripts["bench-gpu0"].output =
+      json{{"kind", "gpuscope.bench"},
+           {"answers", json::array({{{"model", "vit_b16"},
+                                     {"task", "infer"},
+                                     {"fastest", {{"mode", "fp8"}, {"samples_per_second", 9}}}}})}};
+  auto outcome = run_steps(state, dir, runner, {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  EXPECT_THAT(runner.ran,
+              ElementsAre("info", "burn-gpu0", "bench-gpu0", "sweep-gpu0", "sweep-infer-gpu0"));
+  EXPECT_THAT(runner.args["sweep-gpu0"], Contains("amp_bf16"));
+  EXPECT_THAT(runner.args["sweep-infer-gpu0"], Contains("fp8"));
+  EXPECT_THAT(runner.args["sweep-infer-gpu0"], Not(Contains("{fastest_infer_mode}")));
+  EXPECT_EQ(step_files(dir, state.plan[3]).store.filename(), "sweep-gpu0.db");
+  EXPECT_TRUE(load_state(dir)->options.allow_power_changes);
 }
 
 TEST(StudyRun, AFailingAndACrashingStepDoNotStopTheStudy) {
@@ -295,7 +322,7 @@ TEST(StudyRun, ReportsProgressForEachStep) {
   EXPECT_THAT(lines.front(), HasSubstr("left"));
   EXPECT_THAT(lines.back(), HasSubstr("[4/4] power sweep"));
   EXPECT_THAT(lines.back(), HasSubstr("skipped"));
-  EXPECT_THAT(lines.back(), HasSubstr("needs --allow-power-changes"));
+  EXPECT_THAT(lines.back(), HasSubstr("runs only with --allow-power-changes"));
 }
 
 // --- what a step's end means -----------------------------------------------------------------

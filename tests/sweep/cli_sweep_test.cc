@@ -17,6 +17,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -61,10 +62,14 @@ class SweepCli : public ::testing::Test {
   }
 
   std::vector<std::string> env() const {
-    return {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
-            "GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario_, "GPUSCOPE_FAKE_NVML_STATE=" + state_file(),
-            "GPUSCOPE_STATE_DIR=" + state_dir()};
+    std::vector<std::string> env = {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
+                                    "GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario_,
+                                    "GPUSCOPE_FAKE_NVML_STATE=" + state_file(),
+                                    "GPUSCOPE_STATE_DIR=" + state_dir()};
+    env.insert(env.end(), extra_env_.begin(), extra_env_.end());
+    return env;
   }
+  std::vector<std::string> extra_env_;
   std::string state_file() const { return dir_ + "/fake-nvml.state"; }
   std::string state_dir() const { return dir_ + "/state"; }
   std::string journal() const { return state_dir() + "/power-limit-" + kUuid + ".json"; }
@@ -297,6 +302,24 @@ TEST_F(SweepCli, AnErrorMidSweepRestores) {
   EXPECT_FALSE(std::filesystem::exists(journal()));
 }
 
+// A workload that reports less often than --window (gpuscope-torch's window of slow steps): each
+// measurement window lasts until its next line, and every point is measured.
+TEST_F(SweepCli, AWorkloadReportingLessOftenThanTheWindowIsStillMeasured) {
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--window", "0.2",
+                       "--warmup", "0.1", "--limits", "480:200:140", "--no-refine", "--json", "-",
+                       "--", GPUSCOPE_SIM_WORKLOAD, "--curve", "fp32_train", "--interval", "1.5"},
+                      "slow");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& points = doc["workloads"][0]["points"];
+  ASSERT_EQ(points.size(), 3u);  // 480 340 200
+  for (const auto& p : points) {
+    ASSERT_FALSE(p.contains("skipped")) << p;
+    EXPECT_GE(p["seconds"].get<double>(), 1.4) << p;  // two windows, each up to a line
+  }
+  EXPECT_EQ(limit_mw(), kPriorMw);
+}
+
 TEST_F(SweepCli, ASecondSweepOnTheSameGpuIsRefused) {
   const pid_t first = spawn(sweep_args("fp32_train"), "first");
   ASSERT_TRUE(sweeping());
@@ -357,6 +380,207 @@ TEST_F(SweepCli, TheDryRunPrintsThePlanAndMeasuresAtTheCurrentLimitOnly) {
   EXPECT_NEAR(point["samples_per_second"].get<double>(), 310 * 0.957, 0.5);
   EXPECT_EQ(limit_mw(), std::nullopt);  // no setter was ever called
   EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+// How often `needle` occurs in `text`.
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Bench rows as workloads: gpuscope-sim-workload stands in for gpuscope-torch (--torch-bin),
+// running the curve of the row's mode and task.
+std::vector<std::string> row_sweep_args(std::vector<std::string> rows) {
+  std::vector<std::string> args = {GPUSCOPE_BIN, "sweep",       "--allow-power-changes",
+                                   "--window",   "0.2",         "--warmup",
+                                   "0.1",        "--torch-bin", GPUSCOPE_SIM_WORKLOAD};
+  args.insert(args.end(), rows.begin(), rows.end());
+  return args;
+}
+
+TEST_F(SweepCli, BenchRowsAreSweptInTurnEachByOneProcessWithItsOwnKnees) {
+  const std::string db = dir_ + "/results.db";
+  const Ended r = run(row_sweep_args({"--model", "vit_b16", "--task", "train", "--mode",
+                                      "fp32,fp16", "--json", "-", "--store", db}),
+                      "rows");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);
+  const auto& fp32 = doc["workloads"][0];
+  const auto& half = doc["workloads"][1];
+  EXPECT_EQ(fp32["label"], "vit_b16 train fp32");
+  EXPECT_EQ(half["tags"],
+            (nlohmann::json{{"model", "vit_b16"}, {"task", "train"}, {"mode", "fp16"}}));
+  EXPECT_EQ(fp32["throughput_unit"], "samples/s");
+  EXPECT_THAT(fp32["command"].get<std::string>(), HasSubstr("--windows 0"));
+  EXPECT_GE(fp32["points"].size(), 17u);
+  EXPECT_GE(half["points"].size(), 17u);
+  // Each its own knees: seeds/000's fp32 (280/330/380 W) and .half() (200/230/270 W) training.
+  nlohmann::json only_fp32 = {{"workloads", {fp32}}}, only_half = {{"workloads", {half}}};
+  EXPECT_NEAR(knee_limits(only_fp32)["90"].get<double>(), 330, 10) << fp32["knees"];
+  EXPECT_NEAR(knee_limits(only_half)["90"].get<double>(), 230, 10) << half["knees"];
+  // One process per workload for all its limits: two starts in all.
+  EXPECT_EQ(count_of(r.err, "gpuscope-sim-workload: pid "), 2u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("vit_b16 train fp16 (samples/s)"));
+  EXPECT_EQ(count_of(r.err, "answer: "), 2u);
+  EXPECT_EQ(limit_mw(), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+
+  // The store holds one curve per mode, and the report draws both on its chart.
+  store::StoreOptions read_only;
+  read_only.read_only = true;
+  auto results = store::Store::open(db, read_only);
+  ASSERT_TRUE(results.ok()) << results.status().to_string();
+  auto runs = (*results)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  auto data = (*results)->load_run(runs->front().id);
+  ASSERT_TRUE(data.ok());
+  std::set<std::string> modes;
+  for (const auto& m : data->measurements) {
+    if (m.name != store::names::kSamplesPerS) continue;
+    EXPECT_EQ(m.tags["model"], "vit_b16");
+    EXPECT_EQ(m.tags["task"], "train");
+    modes.insert(m.tags["mode"].get<std::string>());
+  }
+  EXPECT_EQ(modes, (std::set<std::string>{"fp32", "fp16"}));
+  const std::string md = dir_ + "/report.md";
+  const Ended report = run({GPUSCOPE_BIN, "report", db, "--format", "md", "-o", md}, "report");
+  ASSERT_EQ(report.exit_code, kExitOk) << report.err;
+  EXPECT_THAT(slurp(md), HasSubstr("fp32"));
+  EXPECT_THAT(slurp(md), HasSubstr("fp16"));
+}
+
+TEST_F(SweepCli, TheSeedsPresetSweepsEveryModeTheGpuHasAndSkipsTheRest) {
+  const Ended r = run(
+      row_sweep_args({"--preset", "seeds", "--limits", "480:200:70", "--no-refine", "--json", "-"}),
+      "seeds");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 14u);  // ViT-B/16, train and infer, 7 modes
+  int measured = 0, skipped = 0;
+  for (const auto& w : doc["workloads"]) {
+    EXPECT_TRUE(w["ended"].is_null()) << w;
+    if (w["skipped"].is_string()) {
+      ++skipped;
+      EXPECT_THAT(w["skipped"].get<std::string>(), HasSubstr("no curve"));
+      EXPECT_TRUE(w["points"].empty());
+    } else {
+      ++measured;
+      EXPECT_EQ(w["points"].size(), 5u) << w["label"];  // 480 410 340 270 200
+    }
+  }
+  // The simulated card has the seed's fp32 and .half() training curves only.
+  EXPECT_EQ(measured, 2);
+  EXPECT_EQ(skipped, 12);
+  EXPECT_THAT(r.err, HasSubstr("skipped: this simulated GPU has no curve bf16_infer"));
+  EXPECT_EQ(limit_mw(), kPriorMw);
+}
+
+TEST_F(SweepCli, TheDryRunMeasuresEachRowAtTheCurrentLimitOnly) {
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--dry-run", "--window", "0.2", "--warmup", "0.1",
+                       "--torch-bin", GPUSCOPE_SIM_WORKLOAD, "--model", "vit_b16", "--task",
+                       "train", "--mode", "fp32,fp16", "--json", "-"},
+                      "dryrows");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);
+  for (const auto& w : doc["workloads"]) {
+    ASSERT_EQ(w["points"].size(), 1u) << w;
+    EXPECT_EQ(w["points"][0]["power_limit_w"], 390);
+  }
+  EXPECT_EQ(limit_mw(), std::nullopt);  // no setter was ever called
+}
+
+// A row whose program cannot be started is reported as such, the next one is still tried, the
+// limit is restored and the sweep ends with an error.
+TEST_F(SweepCli, ARowThatCannotStartIsReportedAndTheSweepGoesOn) {
+  const std::string broken = dir_ + "/broken-torch";
+  std::ofstream(broken) << "\x7f not a program\n";
+  std::filesystem::permissions(broken, std::filesystem::perms::owner_all);
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--window", "0.2",
+                       "--warmup", "0.1", "--torch-bin", broken, "--model", "vit_b16", "--task",
+                       "train", "--mode", "fp32,fp16", "--json", "-"},
+                      "broken");
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);  // both tried
+  for (const auto& w : doc["workloads"]) {
+    EXPECT_TRUE(w["ended"].is_object()) << w;
+    EXPECT_TRUE(w["points"].empty());
+  }
+  EXPECT_EQ(count_of(r.err, "the workload stopped early"), 2u) << r.err;
+  EXPECT_EQ(limit_mw(), kPriorMw);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+TEST_F(SweepCli, RowsTakeBenchsChecksOneGpuAndNotACommandBesides) {
+  const Ended mode = run(row_sweep_args({"--model", "vit_b16", "--mode", "int8"}), "badmode");
+  EXPECT_EQ(mode.exit_code, kExitUsage);
+  EXPECT_THAT(mode.err, HasSubstr("int8"));
+  const Ended preset = run(row_sweep_args({"--preset", "seeds", "--model", "vit_b16"}), "both");
+  EXPECT_EQ(preset.exit_code, kExitUsage);
+  EXPECT_THAT(preset.err, HasSubstr("--preset is a whole matrix"));
+  const Ended gpus = run(row_sweep_args({"--model", "vit_b16", "--gpu", "0,1"}), "gpus");
+  EXPECT_EQ(gpus.exit_code, kExitUsage);
+  EXPECT_THAT(gpus.err, HasSubstr("one --gpu"));
+  const Ended command = run(row_sweep_args({"--model", "vit_b16", "--windows", "2", "--",
+                                            GPUSCOPE_SIM_WORKLOAD, "--curve", "x"}),
+                            "command");
+  EXPECT_EQ(command.exit_code, kExitUsage);
+  EXPECT_THAT(command.err, HasSubstr("not both"));
+  EXPECT_EQ(limit_mw(), std::nullopt);
+}
+
+// --burn: the burn worker's GEMM (gpuscope-sim-workload standing in for it, its curve
+// PRECISION_gemm in TFLOP/s), its rate labelled and stored as FLOP/s, not samples.
+TEST_F(SweepCli, ABurnGemmIsSweptInTflopsAndAPrecisionTheGpuLacksIsSkipped) {
+  edit_scenario([](nlohmann::json& s) {
+    auto& curves = s["devices"][0]["power_response"]["curves"];
+    curves["fp16_gemm"] = curves["half_train"];
+    curves["fp16_gemm"]["peak_samples_per_second"] = 71;  // TFLOP/s at 480 W
+  });
+  extra_env_ = {std::string("GPUSCOPE_BURN_WORKER=") + GPUSCOPE_SIM_WORKLOAD};
+  const std::string db = dir_ + "/results.db";
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--window", "0.2",
+                       "--warmup", "0.1", "--burn", "fp16,int8", "--json", "-", "--store", db},
+                      "burn");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"].size(), 2u);
+  const auto& fp16 = doc["workloads"][0];
+  EXPECT_EQ(fp16["label"], "fp16 GEMM");
+  EXPECT_EQ(fp16["throughput_unit"], "TFLOP/s");
+  EXPECT_THAT(fp16["command"].get<std::string>(), HasSubstr("--precision fp16"));
+  ASSERT_GE(fp16["points"].size(), 17u);
+  EXPECT_NEAR(fp16["points"][0]["samples_per_second"].get<double>(), 71, 0.5);  // at 480 W
+  nlohmann::json only_fp16 = {{"workloads", {fp16}}};
+  EXPECT_NEAR(knee_limits(only_fp16)["90"].get<double>(), 230, 10) << fp16["knees"];
+  EXPECT_EQ(doc["workloads"][1]["throughput_unit"], "TOP/s");  // int8 counts operations
+  EXPECT_TRUE(doc["workloads"][1]["skipped"].is_string());
+  EXPECT_THAT(r.err, HasSubstr("fp16 GEMM (TFLOP/s)"));
+  EXPECT_THAT(r.err, HasSubstr("J/TFLOP"));
+  EXPECT_THAT(r.err, Not(HasSubstr("samples/s")));
+  EXPECT_EQ(limit_mw(), kPriorMw);
+
+  store::StoreOptions read_only;
+  read_only.read_only = true;
+  auto results = store::Store::open(db, read_only);
+  ASSERT_TRUE(results.ok()) << results.status().to_string();
+  auto runs = (*results)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  auto data = (*results)->load_run(runs->front().id);
+  ASSERT_TRUE(data.ok());
+  int rates = 0;
+  for (const auto& m : data->measurements) {
+    EXPECT_NE(m.name, store::names::kSamplesPerS);
+    EXPECT_NE(m.name, store::names::kEnergyPerSample);
+    if (m.name != store::names::kGemmFlopPerS || !m.value) continue;
+    ++rates;
+    EXPECT_EQ(m.tags["precision"], "fp16");
+    EXPECT_GT(*m.value, 1e12);  // FLOP/s
+  }
+  EXPECT_GE(rates, 17);
 }
 
 TEST_F(SweepCli, AGpuWhoseLimitCannotBeSetIsRefusedBeforeAnythingRuns) {

@@ -57,17 +57,14 @@ TEST(RefineLimits, AddsTheMidpointOfTheLimitsAroundEachKnee) {
 }
 
 TEST(ComputeAnswers, KneesMinimumEnergyAndTheRecommendationInTheSeedsTerms) {
-  SweepResult r;
-  GpuPrior prior;
-  prior.prior_limit_w = 390;
-  r.gpus.push_back(prior);
+  WorkloadResult r;
   // speed fraction f(P); J/sample = P / (310 f); temperature 30 + 0.08 P
   const std::vector<std::pair<double, double>> curve = {
       {480, 1.0}, {390, 0.959}, {380, 0.95}, {330, 0.9}, {280, 0.8}, {200, 0.6}, {100, 0.22}};
   for (const auto& [w, f] : curve) {
     r.points.push_back(measured(w, 310 * f, w / (310 * f), 30 + 0.08 * w));
   }
-  compute_answers(r);
+  compute_answers(r, 390);
   ASSERT_EQ(r.knees.size(), 3u);
   EXPECT_NEAR(r.knees[0].limit_w, 280, 1e-9);
   EXPECT_NEAR(r.knees[1].limit_w, 330, 1e-9);
@@ -84,12 +81,12 @@ TEST(ComputeAnswers, KneesMinimumEnergyAndTheRecommendationInTheSeedsTerms) {
 }
 
 TEST(ComputeAnswers, NothingMeasuredGivesNoAnswers) {
-  SweepResult r;
+  WorkloadResult r;
   Point skipped;
   skipped.limit_w = 300;
   skipped.skipped = "refused";
   r.points.push_back(skipped);
-  compute_answers(r);
+  compute_answers(r, std::nullopt);
   EXPECT_TRUE(r.knees.empty());
   EXPECT_FALSE(r.recommendation.has_value());
 }

@@ -158,6 +158,13 @@ TEST(Options, BatchAutoAndPythonNames) {
   EXPECT_EQ(std::get<CommandLine>(parsed).config.model, ModelKind::vit_b16);
 }
 
+TEST(Options, WindowsZeroRunsUntilStopped) {
+  const auto parsed = parse({"--windows", "0"});
+  ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed));
+  EXPECT_EQ(std::get<CommandLine>(parsed).config.windows, 0);
+  EXPECT_NE(help_text().find("until stopped"), std::string::npos);
+}
+
 TEST(Options, UsageErrors) {
   for (const auto& args : std::vector<std::vector<const char*>>{
            {"--model", "resnet18"},

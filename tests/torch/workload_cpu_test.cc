@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "device.h"
 #include "runner.h"
@@ -100,6 +103,40 @@ TEST(CpuWorkloadErrors, LibTorchAdamWCannotBeCapturedButRunsEagerly) {
   c.fused_adamw = false;
   const Outcome out = run(c);  // the CPU never captures graphs
   EXPECT_EQ(out.exit_code, kTorchExitOk);
+}
+
+// --windows 0 (gpuscope sweep's workload): windows go on past any count until the stop flag,
+// each a `window` line with samples_per_second, and the stop is a normal end.
+TEST(CpuWorkloadUntilStopped, PrintsWindowsUntilStoppedAndEndsCleanly) {
+  RunConfig c = tiny(ModelKind::gpt2, Task::train, PrecisionMode::fp32);
+  c.windows = 0;
+  std::atomic<bool> stop{false};
+  std::vector<json> lines;
+  int windows = 0;
+  const int exit_code = run_workload(
+      c,
+      [&](const std::string& line) {
+        lines.push_back(json::parse(line));
+        if (lines.back()["type"] == "window" && ++windows == 7) stop = true;
+      },
+      &stop);
+  EXPECT_EQ(exit_code, kTorchExitOk);
+  EXPECT_EQ(windows, 7);  // more than the default 5: the count is not the end
+  for (const json& line : lines) {
+    if (line["type"] != "window") continue;
+    EXPECT_GT(line["samples_per_second"].get<double>(), 0) << line;
+  }
+  ASSERT_EQ(lines.back()["type"], "result");
+  EXPECT_FALSE(lines.back()["partial"].get<bool>());
+}
+
+TEST(CpuWorkloadUntilStopped, HasNoEndToTraceAfter) {
+  RunConfig c = tiny(ModelKind::gpt2, Task::train, PrecisionMode::fp32);
+  c.windows = 0;
+  c.diagnostics.trace_path = "/tmp/gpuscope-until-stopped-trace.json";
+  const Outcome out = run(c);
+  EXPECT_EQ(out.exit_code, kTorchExitUsage);
+  ASSERT_NE(out.find("error"), nullptr);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ struct StudyArgs {
   bool sample = false;
   bool force = false;
   bool json = false;
+  bool allow_power_changes = false;  // the power sweep steps run
   std::string command_line;
 };
 
@@ -159,6 +160,7 @@ int run_study(StudyArgs args) {
   request.options.level =
       args.quick ? study::Level::quick : (args.full ? study::Level::full : study::Level::standard);
   request.options.gpus = args.gpus;
+  request.options.allow_power_changes = args.allow_power_changes;
   request.command_line = args.command_line;
   request.now_unix_s = static_cast<double>(std::time(nullptr));
   const fs::path& dir = request.dir;
@@ -264,7 +266,11 @@ void add_study_command(CLI::App& app, Runner& runner) {
                      ->option_text("DIR");
   auto* sample = cmd->add_flag("--sample", args->sample,
                                "Build the report from the H100 study that ships with gpuscope");
-  resume->excludes(quick)->excludes(full)->excludes(sample);
+  auto* allow = cmd->add_flag(
+      "--allow-power-changes", args->allow_power_changes,
+      "Run the power sweep steps (gpuscope sweep: they lower each GPU's power limit step by step "
+      "and restore it; needs root or CAP_SYS_ADMIN). Without, the plan says what they would do");
+  resume->excludes(quick)->excludes(full)->excludes(sample)->excludes(allow);
   cmd->add_flag("--force", args->force, "Start over in a DIR that holds a study or other files");
   cmd->add_flag("--json", args->json, "Machine-readable summary on stdout (schema_version pinned)");
   cmd->callback([&runner, args] {
@@ -272,6 +278,7 @@ void add_study_command(CLI::App& app, Runner& runner) {
     if (!args->out.empty()) line += " -o " + args->out;
     if (args->quick) line += " --quick";
     if (args->full) line += " --full";
+    if (args->allow_power_changes) line += " --allow-power-changes";
     for (const std::string& g : args->gpus) line += " --gpu " + g;
     args->command_line = line;
     runner = [args] { return run_study(*args); };

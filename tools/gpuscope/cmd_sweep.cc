@@ -1,6 +1,8 @@
 // gpuscope sweep [--gpu N|UUID,...] [--allow-power-changes] [--dry-run] [--limits FROM:TO:STEP]
 //                [--window S] [--warmup S] [--cooldown S] [--windows N] [--no-refine]
-//                [--json FILE] [--store FILE] [--restore] -- CMD ARGS...
+//                [--json FILE] [--store FILE] [--restore]
+//                (--model M,.. [--task T,..] [--mode P,..] [--batch B,..] | --preset seeds
+//                 [--torch-bin PATH] | --burn PRECISION,.. | -- CMD ARGS...)
 // (and, hidden, `sweep --guardian-for PID`: the guardian process the sweep starts)
 #include <fmt/format.h>
 #include <unistd.h>
@@ -12,10 +14,14 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gpuscope/bench.h"
+#include "gpuscope/burn.h"
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/monitor.h"
+#include "gpuscope/precision.h"
 #include "gpuscope/store.h"
 #include "gpuscope/sweep.h"
+#include "row_options.h"
 #include "store_option.h"
 #include "validators.h"
 
@@ -26,8 +32,10 @@ namespace {
 // restore is theirs to do.
 bool g_restores_itself = false;
 
-struct SweepArgs {
-  std::vector<std::string> gpus;
+struct SweepArgs : RowArgs {
+  std::string torch_bin;
+  std::vector<std::string> burn;       // --burn: precisions of the burn worker's GEMM
+  std::vector<std::string> selectors;  // --gpu
   bool allow = false, dry_run = false, restore = false, no_refine = false;
   std::string limits, json, store;
   double window_s = 5, warmup_s = 10, cooldown_s = 0;
@@ -62,14 +70,74 @@ int run_restore() {
   return kExitOk;
 }
 
+// `--preset seeds`: seeds/000's rows, ViT-B/16 training and inference in every precision mode
+// (a mode the GPU lacks is skipped by gpuscope-torch itself).
+Result<std::vector<bench::RowSpec>> sweep_preset(const std::string& name) {
+  if (name == "seeds") return bench::seed000_rows();
+  return Status(Code::not_found, "unknown sweep preset '" + name + "' (one: seeds)");
+}
+
+// The workloads: bench rows (gpuscope-torch --windows 0, until stopped, on the swept GPU), burn
+// GEMMs, or the command after --.
+Result<std::vector<sweep::WorkloadSpec>> workloads_from(const SweepArgs& a) {
+  const bool rows_given = !a.preset.empty() || !a.models.empty() || !a.tasks.empty() ||
+                          !a.modes.empty() || !a.batches.empty();
+  const int kinds = (rows_given ? 1 : 0) + (a.burn.empty() ? 0 : 1) + (a.command.empty() ? 0 : 1);
+  if (kinds > 1) {
+    return Status(Code::invalid_argument,
+                  "give the workload as bench rows (--model/--preset), burn GEMMs (--burn) or "
+                  "-- CMD, not both");
+  }
+  if ((rows_given || !a.burn.empty()) &&
+      (a.selectors.size() > 1 ||
+       (a.selectors.size() == 1 && a.selectors.front().find(',') != std::string::npos))) {
+    return Status(Code::invalid_argument,
+                  "a bench row or burn GEMM runs on one GPU: give one --gpu (or sweep your own "
+                  "multi-GPU command after --)");
+  }
+  const std::string gpu = a.selectors.empty() ? "0" : a.selectors.front();
+  std::vector<sweep::WorkloadSpec> workloads;
+  if (!a.burn.empty()) {
+    GPUSCOPE_ASSIGN_OR_RETURN(std::string worker, burn::locate_worker());
+    for (const std::string& name : a.burn) {
+      const auto precision = parse_precision(name);
+      if (!precision) {
+        return Status(Code::invalid_argument,
+                      fmt::format("--burn {}: not a precision (fp64, fp32, tf32, fp16, bf16, "
+                                  "fp8, int8)",
+                                  name));
+      }
+      workloads.push_back(sweep::burn_workload(*precision, worker, gpu));
+    }
+    return workloads;
+  }
+  if (!rows_given) {
+    if (a.command.empty()) return std::vector<sweep::WorkloadSpec>{};  // run_sweep says so
+    sweep::WorkloadSpec spec;
+    spec.command = a.command;
+    spec.label = sweep::command_label(a.command);
+    return std::vector<sweep::WorkloadSpec>{spec};
+  }
+  GPUSCOPE_ASSIGN_OR_RETURN(std::vector<bench::RowSpec> rows, rows_from(a, sweep_preset));
+  GPUSCOPE_ASSIGN_OR_RETURN(std::string torch_bin, bench::find_torch_bin(a.torch_bin));
+  for (const bench::RowSpec& row : rows) {
+    workloads.push_back(sweep::row_workload(row, torch_bin, gpu));
+  }
+  return workloads;
+}
+
 int run_sweep_command(const SweepArgs& a) {
   if (a.guardian_for > 0) {
     return sweep::run_guardian(sweep::default_state_dir(), static_cast<pid_t>(a.guardian_for));
   }
   if (a.restore) return run_restore();
+  auto workloads = workloads_from(a);
+  if (!workloads.ok()) return report_error(workloads.status());
   sweep::SweepOptions o;
-  o.gpus = a.gpus;
-  o.command = a.command;
+  o.gpus = a.selectors;
+  // A bench row runs on one GPU: that one is swept (GPU 0 without --gpu, as bench runs).
+  if (o.gpus.empty() && !workloads->empty() && a.command.empty()) o.gpus = {"0"};
+  o.workloads = *workloads;
   o.allow_power_changes = a.allow;
   o.dry_run = a.dry_run;
   o.refine = !a.no_refine;
@@ -118,7 +186,7 @@ int run_sweep_command(const SweepArgs& a) {
     std::cerr << fmt::format("gpuscope: sweep recorded as run {} in {}\n", *id, a.store);
   }
   if (!result->stopped.ok()) return exit_code_for(result->stopped.code());
-  return result->restored_all ? kExitOk : kExitError;
+  return result->restored_all && !result->workload_failed() ? kExitOk : kExitError;
 }
 
 }  // namespace
@@ -136,10 +204,24 @@ void add_sweep_command(CLI::App& app, Runner& runner) {
   CLI::App* cmd = app.add_subcommand(
       "sweep",
       "The power limit that keeps 80/90/95 % of a workload's speed for far less energy: lowers "
-      "the limit step by step while CMD runs (it prints {\"samples_per_second\": X} lines), then "
-      "restores the prior limit in every case");
-  cmd->add_option("--gpu", args->gpus, "Sweep these GPUs (NVML indices or UUIDs); default: all")
+      "the limit step by step while the workload runs - bench rows (--model/--preset, each one "
+      "gpuscope-torch process for its whole sweep) or CMD (it prints {\"samples_per_second\": X} "
+      "lines) - then restores the prior limit in every case");
+  cmd->add_option("--gpu", args->selectors,
+                  "Sweep these GPUs (NVML indices or UUIDs); default: all, or GPU 0 for bench "
+                  "rows (which run on the one GPU given)")
       ->check(gpu_selector_check());
+  add_row_options(cmd, *args);
+  cmd->add_option("--preset", args->preset,
+                  "seeds: seeds/000's workloads, ViT-B/16 training and inference in every "
+                  "precision mode the GPU has, each swept in turn");
+  cmd->add_option("--burn", args->burn,
+                  "Precisions (fp64 fp32 tf32 fp16 bf16 fp8 int8): sweep the burn worker's GEMM "
+                  "of each, its rate in TFLOP/s (TOP/s for int8)")
+      ->delimiter(',');
+  cmd->add_option("--torch-bin", args->torch_bin,
+                  "gpuscope-torch to run the rows (default: $GPUSCOPE_TORCH_BIN, next to "
+                  "gpuscope, or the build tree)");
   cmd->add_flag("--allow-power-changes", args->allow,
                 "Let the sweep change power limits (needs root or CAP_SYS_ADMIN)");
   cmd->add_flag("--dry-run", args->dry_run,
@@ -164,7 +246,9 @@ void add_sweep_command(CLI::App& app, Runner& runner) {
   cmd->add_flag("--restore", args->restore,
                 "Restore the power limits an interrupted sweep left (from its journal)");
   cmd->add_option("--guardian-for", args->guardian_for)->group("");  // hidden: the guardian
-  cmd->add_option("command", args->command, "-- CMD ARGS...: the workload (no shell)")->take_all();
+  cmd->add_option("command", args->command,
+                  "-- CMD ARGS...: the workload instead of bench rows (no shell)")
+      ->take_all();
   cmd->callback([&runner, args] {
     g_restores_itself = args->guardian_for > 0 || args->restore;
     runner = [args] { return run_sweep_command(*args); };

@@ -146,8 +146,12 @@ const std::vector<OptionSpec>& option_table() {
        }},
       {"--warmup", "N", "untimed eager steps first (default 10)",
        positive(&RunConfig::warmup_steps, 0)},
-      {"--windows", "N", "timed windows; samples/s is their median (default 5)",
-       positive(&RunConfig::windows)},
+      {"--windows", "N",
+       "timed windows; samples/s is their median (default 5). 0: until stopped - windows go on "
+       "until SIGTERM or SIGINT, each printed as it ends (a `window` line with "
+       "samples_per_second), and the stop ends the run cleanly (exit 0); for a long-running "
+       "workload such as `gpuscope sweep`'s",
+       positive(&RunConfig::windows, 0)},
       {"--steps", "N", "steps per timed window (default 10)",
        positive(&RunConfig::steps_per_window)},
       {"--input-sets", "N",

@@ -72,7 +72,8 @@ struct RunConfig {
   std::string device = "cuda";
 
   int64_t warmup_steps = 10;  // eager steps before timing (and before a capture)
-  int64_t windows = 5;        // timed windows; samples/s is the median over them
+  int64_t windows = 5;        // timed windows; samples/s is the median over them; 0: until
+                              // stopped (the stop flag ends the run normally)
   int64_t steps_per_window = 10;
   // Distinct device batches, used in turn; 0: input_sets_for() chooses. Host-fed: refilled, >= 2.
   int64_t input_sets = 0;

@@ -87,6 +87,8 @@ class Run {
 
  private:
   bool stopping() const { return stop_ != nullptr && stop_->load(); }
+  // --windows 0: timed windows until the stop flag, which is then the run's normal end.
+  bool until_stopped() const { return config_.windows == 0 && config_.task != Task::guard; }
   BatchSpec batch_spec(int64_t batch) const {
     return BatchSpec{config_.model, config_.shape, batch, input_dtype(plan_),
                      switches_.channels_last};
@@ -328,6 +330,13 @@ int Run::execute() {
     emit_(error_line("invalid_argument", *reason));
     return kTorchExitUsage;
   }
+  if (until_stopped() && (!config_.diagnostics.trace_path.empty() ||
+                          !config_.diagnostics.memory_snapshot_path.empty())) {
+    emit_(error_line("invalid_argument",
+                     "--windows 0 runs until stopped: it has no end to trace or snapshot after "
+                     "(no --trace, no --memory-snapshot)"));
+    return kTorchExitUsage;
+  }
   if (distributed && (!is_training(config_.task) || config_.batch_auto)) {
     emit_(error_line("invalid_argument",
                      "data parallel (world size > 1) trains (--task train or guard) with a given "
@@ -397,7 +406,8 @@ int Run::execute() {
       config_.diagnostics.trace_path.empty() ? 0 : config_.diagnostics.trace_steps;
   const int64_t total_steps =
       eager_warmup + replay_warmup + config_.windows * config_.steps_per_window + trace_steps;
-  allocate_step_records(total_steps, program);
+  // Until stopped, no step's loss is kept: the number of steps has no bound.
+  if (!until_stopped()) allocate_step_records(total_steps, program);
 
   int64_t step = 0;
   const auto warmup_start = Clock::now();
@@ -437,9 +447,9 @@ int Run::execute() {
   std::vector<double> step_seconds;
   if (data_parallel_) data_parallel_->buckets().start_recording();
   feed.reset_wait();
-  for (int64_t w = 0; w < config_.windows; ++w) {
+  for (int64_t w = 0; until_stopped() || w < config_.windows; ++w) {
     if (stopping()) {
-      result.partial = true;
+      result.partial = !until_stopped();
       break;
     }
     clock.mark();
