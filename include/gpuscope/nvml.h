@@ -56,7 +56,11 @@ struct PciInfo {
 
 // How two GPUs are joined, as `nvidia-smi topo -m` says it.
 struct GpuLink {
-  unsigned nvlinks = 0;  // active NVLinks from the first GPU whose far end is the second
+  // Active NVLinks from the first GPU whose far end is the second; through NVSwitches (HGX
+  // boards: every link ends at a switch), all the first GPU's active links, as nvidia-smi
+  // counts them.
+  unsigned nvlinks = 0;
+  bool through_switch = false;
   // The PCIe path: "same board", "PIX", "PXB", "PHB", "NODE" or "SYS" (nvidia-smi's words);
   // absent where NVML does not tell.
   std::optional<std::string> pcie_path;

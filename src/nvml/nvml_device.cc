@@ -104,16 +104,30 @@ Result<GpuLink> Device::link_to(const Device& other) const {
     }
   }
   const Result<PciInfo> far = other.pci();
+  unsigned active_links = 0;
   for (unsigned i = 0; far.ok() && i < NVML_NVLINK_MAX_LINKS; ++i) {
     nvmlEnableState_t active{};
     if (!GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetNvLinkState, handle_, i, &active).ok()) break;
     if (active != NVML_FEATURE_ENABLED) continue;
+    ++active_links;
     nvmlPciInfo_t remote{};
     if (!GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetNvLinkRemotePciInfo_v2, handle_, i, &remote).ok()) {
       continue;
     }
     known = true;
     if (std::string_view(remote.busId) == far->bus_id) ++link.nvlinks;
+  }
+  // No link ends at the other GPU, yet NVLink joins them: through NVSwitches (the H100s of an
+  // HGX board: NV18 in nvidia-smi, every link's far end a switch).
+  nvmlGpuP2PStatus_t p2p{};
+  if (link.nvlinks == 0 && active_links > 0 &&
+      GPUSCOPE_NVML_CALL(*api_, nvmlDeviceGetP2PStatus, handle_, other.handle_,
+                         NVML_P2P_CAPS_INDEX_NVLINK, &p2p)
+          .ok() &&
+      p2p == NVML_P2P_STATUS_OK) {
+    known = true;
+    link.nvlinks = active_links;
+    link.through_switch = true;
   }
   if (!known) {
     return Status(Code::not_supported, "NVML tells neither the PCIe path nor the NVLinks");

@@ -260,7 +260,8 @@ void print_interconnect(const burn::InterconnectReport& ic, std::ostream& out) {
   for (const auto& l : ic.links) {
     out << fmt::format("  {} <-> {}: {}\n", ic.gpus.at(l.first), ic.gpus.at(l.second),
                        l.link.nvlinks > 0
-                           ? fmt::format("{} ({} NVLinks{})", l.link.label(), l.link.nvlinks,
+                           ? fmt::format("{} ({} NVLinks{}{})", l.link.label(), l.link.nvlinks,
+                                         l.link.through_switch ? " through NVSwitch" : "",
                                          l.link.pcie_path ? ", PCIe " + *l.link.pcie_path : "")
                            : l.link.label());
   }

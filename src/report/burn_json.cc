@@ -229,7 +229,8 @@ json burn_to_json(const burn::Report& report) {
       json link = {{"first", ic->gpus.at(l.first)},
                    {"second", ic->gpus.at(l.second)},
                    {"label", l.link.label()},
-                   {"nvlinks", l.link.nvlinks}};
+                   {"nvlinks", l.link.nvlinks},
+                   {"through_switch", l.link.through_switch}};
       put(link, "pcie_path", l.link.pcie_path);
       links.push_back(link);
     }

@@ -41,6 +41,40 @@ TEST_F(SessionTest, ReadsAnH100LikeNvidiaSmi) {
   EXPECT_TRUE(device->mig_devices()->empty());
 }
 
+TEST_F(SessionTest, LinksBetweenGpusDirectThroughNvswitchOrPcie) {
+  load_json(R"({"devices": [
+      {"name": "a", "uuid": "GPU-a", "pci_bus_id": "00000000:18:00.0",
+       "nvlink": {"link_count": 4, "peers": {"1": 3}}, "pcie_topology": {"1": 30, "2": 50}},
+      {"name": "b", "uuid": "GPU-b", "pci_bus_id": "00000000:2a:00.0",
+       "nvlink": {"link_count": 18, "nvswitch": true}, "pcie_topology": {"2": 20}},
+      {"name": "c", "uuid": "GPU-c", "pci_bus_id": "00000000:3b:00.0",
+       "nvlink": {"link_count": 18, "nvswitch": true}}]})");
+  auto session = open();
+  ASSERT_NE(session, nullptr);
+  auto a = session->device_by_index(0), b = session->device_by_index(1),
+       c = session->device_by_index(2);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  auto direct = a->link_to(*b);
+  ASSERT_TRUE(direct.ok()) << direct.status().to_string();
+  EXPECT_EQ(direct->nvlinks, 3u);
+  EXPECT_FALSE(direct->through_switch);
+  EXPECT_EQ(direct->label(), "NV3");
+  EXPECT_EQ(direct->pcie_path.value_or(""), "PHB");
+  auto switched = b->link_to(*c);
+  ASSERT_TRUE(switched.ok());
+  EXPECT_EQ(switched->nvlinks, 18u) << "every link ends at a switch: all 18 count, as nvidia-smi";
+  EXPECT_TRUE(switched->through_switch);
+  EXPECT_EQ(switched->label(), "NV18");
+  auto pcie = a->link_to(*c);
+  ASSERT_TRUE(pcie.ok());
+  EXPECT_EQ(pcie->nvlinks, 0u);
+  EXPECT_EQ(pcie->label(), "PCIe SYS");
+  auto unnamed = c->link_to(*a);  // c's links all end at switches, a's are not: no NVLink
+  ASSERT_TRUE(unnamed.ok());
+  EXPECT_EQ(unnamed->nvlinks, 0u);
+  EXPECT_FALSE(unnamed->pcie_path.has_value()) << "c names no PCIe path to a";
+}
+
 TEST_F(SessionTest, ReadingsFollowTheScriptedTimeline) {
   load_json(R"({"devices": [{"name": "Fake", "uuid": "GPU-1", "energy_counter": true,
       "timeline": [{"t": 0, "power_mw": 100000, "gpu_temp_c": 30, "clock_event_reasons": 1},

@@ -58,14 +58,37 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlD
   if (!nvlink) return NVML_ERROR_NOT_SUPPORTED;
   if (link >= nvlink->link_count || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const auto peer = far_end(*nvlink, link);
-  if (!peer || *peer >= call.scenario().devices.size()) return NVML_ERROR_NOT_SUPPORTED;
+  const bool to_switch = nvlink->nvswitch && nvlink->peers.empty();
+  if (!to_switch && (!peer || *peer >= call.scenario().devices.size())) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  }
   unsigned domain = 0, bus = 0, slot = 0, function = 0;
-  std::sscanf(call.scenario().devices[*peer].pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus,
-              &slot, &function);
+  std::sscanf(to_switch ? "00000000:FF:00.0" : call.scenario().devices[*peer].pci_bus_id.c_str(),
+              "%x:%x:%x.%x", &domain, &bus, &slot, &function);
   *pci = nvmlPciInfo_t{};
   std::snprintf(pci->busId, sizeof pci->busId, NVML_DEVICE_PCI_BUS_ID_FMT, domain, bus, slot);
   pci->domain = domain;
   pci->bus = bus;
   pci->device = slot;
+  return NVML_SUCCESS;
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1,
+                                                              nvmlDevice_t device2,
+                                                              nvmlGpuP2PCapsIndex_t index,
+                                                              nvmlGpuP2PStatus_t* status) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device1); rc != NVML_SUCCESS) return rc;
+  const auto other = gpuscope::fake_nvml::decode_handle(device2);
+  if (!other || other->mig || other->gpu >= call.scenario().devices.size() || status == nullptr) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  const auto& mine = call.device().nvlink;
+  const auto& theirs = call.scenario().devices[other->gpu].nvlink;
+  bool joined = false;
+  if (index == NVML_P2P_CAPS_INDEX_NVLINK && mine) {
+    joined = mine->peers.count(other->gpu) > 0 || (mine->nvswitch && theirs && theirs->nvswitch);
+  }
+  *status = joined ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_NOT_SUPPORTED;
   return NVML_SUCCESS;
 }

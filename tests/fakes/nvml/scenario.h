@@ -76,6 +76,9 @@ struct Nvlink {
   // How many of the links go to each other GPU (by scenario index), links 0.. in that order;
   // links beyond them are inactive. Empty: every link active, its far end unknown.
   std::map<unsigned, unsigned> peers;
+  // Every link ends at an NVSwitch (an HGX board): the far end's PCI address is a switch's and
+  // NVLink P2P is OK to every other GPU whose links also go to switches.
+  bool nvswitch = false;
 };
 
 struct Process {

@@ -306,6 +306,7 @@ Device parse_device(const nlohmann::json& json, const std::string& path, unsigne
     ObjectReader nvlink_reader(*nvlink, reader.path_of("nvlink"));
     device.nvlink = Nvlink{nvlink_reader.required<unsigned>("link_count"), {}};
     device.nvlink->peers = index_map(nvlink_reader, "peers");
+    device.nvlink->nvswitch = nvlink_reader.value_or("nvswitch", false);
     unsigned linked = 0;
     for (const auto& [peer, links] : device.nvlink->peers) linked += links;
     if (linked > device.nvlink->link_count) {
