@@ -1,5 +1,7 @@
 #include "analysis/diagnose_rules.h"
 
+#include "analysis/observe.h"
+
 #include <gtest/gtest.h>
 
 namespace gpuscope::analysis::detail {
@@ -43,6 +45,41 @@ bool any_major(const std::vector<Finding>& f) {
   for (const Finding& x : f)
     if (is_major(x)) return true;
   return false;
+}
+
+// As the H100's no-tensor-cores loop (session 8, live): the host marks a step every 2.74 ms
+// while the GPU spends 32.7 ms on the work each step launched (matched by launch), 93 % of it in
+// fp32 GEMMs without tensor cores, which run after the host's span.
+TEST(DiagnoseRules, AHostFarAheadOfItsGpuStillShowsFp32Matmuls) {
+  trace::detail::Timeline timeline;
+  trace::detail::TraceSummary summary;
+  for (int i = 0; i < 8; ++i) {
+    trace::detail::StepStats st;
+    st.start_ns = i * 2'740'000;
+    st.end_ns = (i + 1) * 2'740'000;
+    st.wall_s = 2.74e-3;
+    st.gpu_busy_s = st.kernel_s = 32.7e-3;
+    st.kernels = 60;
+    summary.steps.push_back(st);
+  }
+  summary.step_median_s = 2.74e-3;
+  summary.gpu_busy_s = 0.027;  // what ran inside the host's span
+  summary.kernels = 480;
+  summary.kernel_s = 0.261;
+  summary.kernel_time = {{"gemm", "fp32", false, 184, 0.2445},
+                         {"optimizer", "unknown", false, 64, 0.0113}};
+  const Observations o = observe(timeline, summary, std::nullopt, std::nullopt);
+  EXPECT_NEAR(o.step_s, 32.7e-3, 1e-9) << "a step is never shorter than its GPU work";
+  EXPECT_NEAR(o.matmul_fp32_s, 0.2445 / 8, 1e-9);
+  const auto found = rules(o);
+  ASSERT_FALSE(found.empty());
+  EXPECT_EQ(found.front().id, "no_tensor_cores");
+
+  // The host not ahead: the marked step and the host's span stand (nothing ran there here).
+  summary.step_median_s = 40e-3;
+  const Observations paced = observe(timeline, summary, std::nullopt, std::nullopt);
+  EXPECT_NEAR(paced.step_s, 40e-3, 1e-9);
+  EXPECT_EQ(paced.matmul_fp32_s, 0);
 }
 
 TEST(DiagnoseRules, AHealthyStepHasNoMajorFinding) {
