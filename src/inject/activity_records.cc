@@ -11,10 +11,14 @@ void graph_fields(JsonLine& line, uint32_t graph_id, uint64_t graph_node_id) {
   if (graph_node_id != 0) line.u("graph_node", graph_node_id);
 }
 
-bool write_kernel(RecordWriter& writer, const CUpti_ActivityKernel10& k, std::string& scratch) {
+bool write_kernel(RecordWriter& writer, const CUpti_ActivityKernel10& k, std::string& scratch,
+                  uint64_t shift) {
   const uint32_t name = writer.intern(k.name != nullptr ? k.name : "?");
   JsonLine line(scratch, "kernel");
-  line.u("start", k.start).u("end", k.end).u("dev", k.deviceId).u("ctx", k.contextId);
+  line.u("start", k.start + shift)
+      .u("end", k.end + shift)
+      .u("dev", k.deviceId)
+      .u("ctx", k.contextId);
   line.u("stream", k.streamId).u("corr", k.correlationId).u("name", name);
   line.u3("grid", static_cast<uint32_t>(k.gridX), static_cast<uint32_t>(k.gridY),
           static_cast<uint32_t>(k.gridZ));
@@ -27,9 +31,13 @@ bool write_kernel(RecordWriter& writer, const CUpti_ActivityKernel10& k, std::st
   return writer.append(line.end(), RecordKind::kernel);
 }
 
-bool write_memcpy(RecordWriter& writer, const CUpti_ActivityMemcpy6& m, std::string& scratch) {
+bool write_memcpy(RecordWriter& writer, const CUpti_ActivityMemcpy6& m, std::string& scratch,
+                  uint64_t shift) {
   JsonLine line(scratch, "memcpy");
-  line.u("start", m.start).u("end", m.end).u("dev", m.deviceId).u("ctx", m.contextId);
+  line.u("start", m.start + shift)
+      .u("end", m.end + shift)
+      .u("dev", m.deviceId)
+      .u("ctx", m.contextId);
   line.u("stream", m.streamId).u("corr", m.correlationId).u("bytes", m.bytes);
   line.s("kind", memcpy_kind_name(m.copyKind)).s("src", memory_kind_name(m.srcKind));
   line.s("dst", memory_kind_name(m.dstKind));
@@ -38,10 +46,13 @@ bool write_memcpy(RecordWriter& writer, const CUpti_ActivityMemcpy6& m, std::str
   return writer.append(line.end(), RecordKind::memcpy);
 }
 
-bool write_peer_copy(RecordWriter& writer, const CUpti_ActivityMemcpyPtoP4& m,
-                     std::string& scratch) {
+bool write_peer_copy(RecordWriter& writer, const CUpti_ActivityMemcpyPtoP4& m, std::string& scratch,
+                     uint64_t shift) {
   JsonLine line(scratch, "memcpy");
-  line.u("start", m.start).u("end", m.end).u("dev", m.deviceId).u("ctx", m.contextId);
+  line.u("start", m.start + shift)
+      .u("end", m.end + shift)
+      .u("dev", m.deviceId)
+      .u("ctx", m.contextId);
   line.u("stream", m.streamId).u("corr", m.correlationId).u("bytes", m.bytes);
   line.s("kind", memcpy_kind_name(m.copyKind)).s("src", memory_kind_name(m.srcKind));
   line.s("dst", memory_kind_name(m.dstKind));
@@ -51,9 +62,13 @@ bool write_peer_copy(RecordWriter& writer, const CUpti_ActivityMemcpyPtoP4& m,
   return writer.append(line.end(), RecordKind::memcpy);
 }
 
-bool write_memset(RecordWriter& writer, const CUpti_ActivityMemset4& m, std::string& scratch) {
+bool write_memset(RecordWriter& writer, const CUpti_ActivityMemset4& m, std::string& scratch,
+                  uint64_t shift) {
   JsonLine line(scratch, "memset");
-  line.u("start", m.start).u("end", m.end).u("dev", m.deviceId).u("ctx", m.contextId);
+  line.u("start", m.start + shift)
+      .u("end", m.end + shift)
+      .u("dev", m.deviceId)
+      .u("ctx", m.contextId);
   line.u("stream", m.streamId).u("corr", m.correlationId).u("bytes", m.bytes);
   line.s("mem", memory_kind_name(m.memoryKind));
   graph_fields(line, m.graphId, m.graphNodeId);
@@ -61,19 +76,22 @@ bool write_memset(RecordWriter& writer, const CUpti_ActivityMemset4& m, std::str
 }
 
 bool write_api(RecordWriter& writer, const CUpti_ActivityAPI& a, bool runtime, const char* name,
-               std::string& scratch) {
+               std::string& scratch, uint64_t shift) {
   const uint32_t name_id = writer.intern(name != nullptr ? name : "?");
   JsonLine line(scratch, runtime ? "runtime" : "driver");
-  line.u("start", a.start).u("end", a.end).u("tid", a.threadId).u("corr", a.correlationId);
+  line.u("start", a.start + shift)
+      .u("end", a.end + shift)
+      .u("tid", a.threadId)
+      .u("corr", a.correlationId);
   line.u("name", name_id).u("cbid", a.cbid);
   if (a.returnValue != 0) line.u("ret", a.returnValue);
   return writer.append(line.end(), runtime ? RecordKind::runtime : RecordKind::driver);
 }
 
-bool write_sync(RecordWriter& writer, const CUpti_ActivitySynchronization2& s,
-                std::string& scratch) {
+bool write_sync(RecordWriter& writer, const CUpti_ActivitySynchronization2& s, std::string& scratch,
+                uint64_t shift) {
   JsonLine line(scratch, "sync");
-  line.u("start", s.start).u("end", s.end).s("type", sync_type_name(s.type));
+  line.u("start", s.start + shift).u("end", s.end + shift).s("type", sync_type_name(s.type));
   line.u("corr", s.correlationId);
   if (s.contextId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) line.u("ctx", s.contextId);
   if (s.streamId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) line.u("stream", s.streamId);
@@ -81,9 +99,12 @@ bool write_sync(RecordWriter& writer, const CUpti_ActivitySynchronization2& s,
   return writer.append(line.end(), RecordKind::sync);
 }
 
-bool write_overhead(RecordWriter& writer, const CUpti_ActivityOverhead3& o, std::string& scratch) {
+bool write_overhead(RecordWriter& writer, const CUpti_ActivityOverhead3& o, std::string& scratch,
+                    uint64_t shift) {
   JsonLine line(scratch, "overhead");
-  line.u("start", o.start).u("end", o.end).s("kind", overhead_kind_name(o.overheadKind));
+  line.u("start", o.start + shift)
+      .u("end", o.end + shift)
+      .s("kind", overhead_kind_name(o.overheadKind));
   switch (o.objectKind) {
     case CUPTI_ACTIVITY_OBJECT_PROCESS:
     case CUPTI_ACTIVITY_OBJECT_THREAD:
@@ -110,28 +131,31 @@ bool write_overhead(RecordWriter& writer, const CUpti_ActivityOverhead3& o, std:
 }  // namespace
 
 bool write_activity(RecordWriter& writer, const CUpti_Activity& record, std::string& scratch,
-                    const char* api_name) {
+                    const char* api_name, uint64_t shift) {
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return write_kernel(writer, reinterpret_cast<const CUpti_ActivityKernel10&>(record), scratch);
+      return write_kernel(writer, reinterpret_cast<const CUpti_ActivityKernel10&>(record), scratch,
+                          shift);
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-      return write_memcpy(writer, reinterpret_cast<const CUpti_ActivityMemcpy6&>(record), scratch);
+      return write_memcpy(writer, reinterpret_cast<const CUpti_ActivityMemcpy6&>(record), scratch,
+                          shift);
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
       return write_peer_copy(writer, reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record),
-                             scratch);
+                             scratch, shift);
     case CUPTI_ACTIVITY_KIND_MEMSET:
-      return write_memset(writer, reinterpret_cast<const CUpti_ActivityMemset4&>(record), scratch);
+      return write_memset(writer, reinterpret_cast<const CUpti_ActivityMemset4&>(record), scratch,
+                          shift);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
       return write_api(writer, reinterpret_cast<const CUpti_ActivityAPI&>(record),
-                       record.kind == CUPTI_ACTIVITY_KIND_RUNTIME, api_name, scratch);
+                       record.kind == CUPTI_ACTIVITY_KIND_RUNTIME, api_name, scratch, shift);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
       return write_sync(writer, reinterpret_cast<const CUpti_ActivitySynchronization2&>(record),
-                        scratch);
+                        scratch, shift);
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       return write_overhead(writer, reinterpret_cast<const CUpti_ActivityOverhead3&>(record),
-                            scratch);
+                            scratch, shift);
     default:
       return false;
   }

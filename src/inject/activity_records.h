@@ -12,9 +12,11 @@ namespace gpuscope::inject {
 
 // Writes the line of one CUPTI record; kinds the format does not know are skipped (false).
 // `api_name` names a runtime or driver call (api_callback_name, looked up outside the lock).
+// `shift` is added to every timestamp (modulo 2^64): CUPTI's own clock to the file's, when CUPTI
+// is not handed the file's clock (GPUSCOPE_TRACE_CUPTI_CLOCK=1).
 // REQUIRES: writer.mutex() held. `scratch` is any string the caller lends for formatting.
 bool write_activity(RecordWriter& writer, const CUpti_Activity& record, std::string& scratch,
-                    const char* api_name = nullptr);
+                    const char* api_name = nullptr, uint64_t shift = 0);
 
 // Stable names the file uses for CUPTI's enumerations.
 const char* memcpy_kind_name(uint32_t kind);    // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", ...

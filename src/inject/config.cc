@@ -89,6 +89,7 @@ Config read_config(const char* (*getenv_fn)(const char*)) {
   }
   flag("GPUSCOPE_TRACE_DEFER", config.defer);
   flag("GPUSCOPE_TRACE_TEARDOWN", config.teardown);
+  flag("GPUSCOPE_TRACE_CUPTI_CLOCK", config.cupti_clock);
   if (const auto wait = seconds("GPUSCOPE_TRACE_GPU_WAIT_S")) config.gpu_wait_s = *wait;
 
   if (const auto kinds = get("GPUSCOPE_TRACE_KINDS")) {

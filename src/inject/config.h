@@ -19,6 +19,9 @@
 //                               are in, so the steps after the window run as without it (1)
 //   GPUSCOPE_TRACE_GPU_WAIT_S   after the window closes, how long CUPTI keeps recording while the
 //                               GPU finishes the work queued inside it (30; 0: stop at once)
+//   GPUSCOPE_TRACE_CUPTI_CLOCK  1: CUPTI keeps its own clock and records are moved onto the file's
+//                               clock by the offset read when CUPTI starts; 0: CUPTI is handed
+//                               the file's clock (cuptiActivityRegisterTimestampCallback) (0)
 // docs/trace-records.md describes how the window settings combine.
 #pragma once
 
@@ -54,6 +57,7 @@ struct Config {
   bool defer = true;
   bool teardown = true;
   double gpu_wait_s = 30;
+  bool cupti_clock = false;
   std::vector<std::string> errors;  // "GPUSCOPE_TRACE_STEPS: not a number" (the value is ignored)
 };
 

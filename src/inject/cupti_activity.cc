@@ -42,6 +42,9 @@ uint64_t CUPTIAPI session_clock() {
   return now_ns();
 }
 
+// Added to CUPTI's timestamps when CUPTI keeps its own clock (Config::cupti_clock), else 0.
+uint64_t g_clock_shift = 0;
+
 // Teardown: cuptiFinalize runs at the exit of the next CUDA call after it is armed (NVIDIA's
 // advice: from an API callback), once; afterwards CUPTI costs the program nothing.
 std::atomic<bool> g_finalize_armed{false};
@@ -286,7 +289,7 @@ class CuptiBackend final : public ActivityBackend {
     while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
       const char* api_name = api_callback_name(*record);
       session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
-        write_activity(writer, *record, scratch, api_name);
+        write_activity(writer, *record, scratch, api_name, g_clock_shift);
       });
     }
     size_t dropped = 0;
@@ -429,8 +432,16 @@ void start_cupti(Session& session) noexcept {
       return;
     }
     cuptiUnsubscribe(probe);
-    if (const CUptiResult r = cuptiActivityRegisterTimestampCallback(session_clock);
-        r != CUPTI_SUCCESS) {
+    if (session.config().cupti_clock) {
+      // Both clocks read back to back: the offset is good to about a microsecond.
+      uint64_t cupti_ts = 0;
+      if (const CUptiResult r = cuptiGetTimestamp(&cupti_ts); r != CUPTI_SUCCESS) {
+        write_status(session, "unavailable", "cuptiGetTimestamp: " + cupti_error_name(r));
+        return;
+      }
+      g_clock_shift = now_ns() - cupti_ts;
+    } else if (const CUptiResult r = cuptiActivityRegisterTimestampCallback(session_clock);
+               r != CUPTI_SUCCESS) {
       write_status(session, "unavailable",
                    "cuptiActivityRegisterTimestampCallback: " + cupti_error_name(r));
       return;

@@ -27,6 +27,24 @@ json written(MemoryFile& file, const CUpti_Activity& record, const char* api_nam
   return last;
 }
 
+TEST(ActivityRecords, TimesMoveOntoTheFilesClockByTheShiftEitherWay) {
+  CUpti_ActivitySynchronization2 sync{};
+  sync.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  sync.start = 5000;
+  sync.end = 7000;
+  std::string scratch;
+  MemoryFile later;
+  ASSERT_TRUE(write_activity(later.writer(), reinterpret_cast<const CUpti_Activity&>(sync), scratch,
+                             nullptr, 100));
+  EXPECT_EQ(later.lines().back()["start"], 5100u);
+  EXPECT_EQ(later.lines().back()["end"], 7100u);
+  MemoryFile earlier;  // a negative offset, as unsigned arithmetic carries it
+  ASSERT_TRUE(write_activity(earlier.writer(), reinterpret_cast<const CUpti_Activity&>(sync),
+                             scratch, nullptr, static_cast<uint64_t>(-4000)));
+  EXPECT_EQ(earlier.lines().back()["start"], 1000u);
+  EXPECT_EQ(earlier.lines().back()["end"], 3000u);
+}
+
 TEST(ActivityRecords, Kernel) {
   CUpti_ActivityKernel10 k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;

@@ -106,7 +106,13 @@ TEST(InjectConfig, WindowRecordingDefaultsToSelectedCallsDeferredAndTornDown) {
   EXPECT_TRUE(config.defer);
   EXPECT_TRUE(config.teardown);
   EXPECT_EQ(config.gpu_wait_s, 30.0);
+  EXPECT_FALSE(config.cupti_clock);
   EXPECT_TRUE(config.errors.empty());
+}
+
+TEST(InjectConfig, CuptiMayKeepItsOwnClock) {
+  EXPECT_TRUE(config_of({{"GPUSCOPE_TRACE_CUPTI_CLOCK", "1"}}).cupti_clock);
+  EXPECT_FALSE(config_of({{"GPUSCOPE_TRACE_CUPTI_CLOCK", "0"}}).cupti_clock);
 }
 
 TEST(InjectConfig, TheWaitForTheGpuAfterTheWindowCanBeSet) {
