@@ -17,7 +17,7 @@ out="${OUT:-$root/out}"
 mkdir -p "$out"
 usr="$root/.carry/usr"
 build="$root/build/device-cli"
-bin="$build/tools/gpuscope/gpuscope"
+bin="${TRACE_BIN:-$build/tools/gpuscope/gpuscope}"  # TRACE_BIN: a prebuilt one, no build
 export NCCL_NVLS_ENABLE=0
 
 build() {
@@ -94,15 +94,25 @@ with open(f"{out}/trace_overhead.jsonl", "a") as f:
 PY
 }
 
+# TRACE_VARIANTS=clock (the default): the timestamp callback against CUPTI's own clock, with all
+# kinds and with kernels only; TRACE_VARIANTS=settings: the window settings of session 7.
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  one "$p" "$args" "$skip" "$steps" trace-new
-  one "$p" "$args" "$skip" "$steps" trace-old GPUSCOPE_TRACE_API=all GPUSCOPE_TRACE_DEFER=0 \
-    GPUSCOPE_TRACE_TEARDOWN=0
-  one "$p" "$args" "$skip" "$steps" trace-new-api-all GPUSCOPE_TRACE_API=all
-  one "$p" "$args" "$skip" "$steps" trace-new-no-defer GPUSCOPE_TRACE_DEFER=0
-  one "$p" "$args" "$skip" "$steps" trace-new-no-teardown GPUSCOPE_TRACE_TEARDOWN=0
+  if [ "${TRACE_VARIANTS:-clock}" = settings ]; then
+    one "$p" "$args" "$skip" "$steps" trace-new
+    one "$p" "$args" "$skip" "$steps" trace-old GPUSCOPE_TRACE_API=all GPUSCOPE_TRACE_DEFER=0 \
+      GPUSCOPE_TRACE_TEARDOWN=0
+    one "$p" "$args" "$skip" "$steps" trace-new-api-all GPUSCOPE_TRACE_API=all
+    one "$p" "$args" "$skip" "$steps" trace-new-no-defer GPUSCOPE_TRACE_DEFER=0
+    one "$p" "$args" "$skip" "$steps" trace-new-no-teardown GPUSCOPE_TRACE_TEARDOWN=0
+  else
+    one "$p" "$args" "$skip" "$steps" trace-default
+    one "$p" "$args" "$skip" "$steps" trace-cupti-clock GPUSCOPE_TRACE_CUPTI_CLOCK=1
+    one "$p" "$args" "$skip" "$steps" trace-no-api GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,sync,overhead
+    one "$p" "$args" "$skip" "$steps" trace-kernels-cupti-clock GPUSCOPE_TRACE_KINDS=kernel \
+      GPUSCOPE_TRACE_CUPTI_CLOCK=1
+  fi
   one "$p" "$args" "$skip" "$steps" trace-kernels-only GPUSCOPE_TRACE_KINDS=kernel
   one "$p" "$args" "$skip" "$steps" alone-2
 }
@@ -143,7 +153,7 @@ case "${1:-run}" in
   run)
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv | tee "$out/gpu.txt"
     python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$out/gpu.txt"
-    build || exit 1
+    [ -n "${TRACE_BIN:-}" ] || build || exit 1
     : >"$out/trace_overhead.jsonl"
     programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50
     programs launch_bound "--warmup 50 --steps 250 --batch 32" 100 50
