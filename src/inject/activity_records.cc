@@ -161,6 +161,22 @@ bool write_activity(RecordWriter& writer, const CUpti_Activity& record, std::str
   }
 }
 
+bool from_cuda_graph(const CUpti_Activity& record) {
+  switch (record.kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return reinterpret_cast<const CUpti_ActivityKernel10&>(record).graphId != 0;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return reinterpret_cast<const CUpti_ActivityMemcpy6&>(record).graphId != 0;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      return reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record).graphId != 0;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return reinterpret_cast<const CUpti_ActivityMemset4&>(record).graphId != 0;
+    default:
+      return false;
+  }
+}
+
 const char* memcpy_kind_name(uint32_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:

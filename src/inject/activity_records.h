@@ -18,6 +18,9 @@ namespace gpuscope::inject {
 bool write_activity(RecordWriter& writer, const CUpti_Activity& record, std::string& scratch,
                     const char* api_name = nullptr, uint64_t shift = 0);
 
+// Whether the record is of work a CUDA graph launched (kernels, copies and memsets carry the id).
+bool from_cuda_graph(const CUpti_Activity& record);
+
 // Stable names the file uses for CUPTI's enumerations.
 const char* memcpy_kind_name(uint32_t kind);    // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", ...
 const char* memory_kind_name(uint32_t kind);    // "pageable", "pinned", "device", "managed", ...

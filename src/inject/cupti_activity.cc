@@ -242,6 +242,17 @@ class CuptiBackend final : public ActivityBackend {
 
   void teardown() override {
     if (!session_.config().teardown || forgotten() || finalizing_) return;
+    if (graphs_seen_) {
+      // Detaching CUPTI from a process that replays CUDA graphs crashed it in the driver's
+      // cuGraphLaunch (gpuscope-torch --graphs on, H200, driver 580): CUPTI stays, its
+      // activity kinds off since the window closed.
+      session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
+        JsonLine line(scratch, "cupti_teardown");
+        line.u("ts", now_ns()).s("status", "skipped").s("reason", "cuda_graphs");
+        writer.append(line.end(), RecordKind::other, /*forced=*/true);
+      });
+      return;
+    }
     // A subscriber of our own for the API callbacks; refused while another tool (a
     // torch.profiler started meanwhile) holds CUPTI: then CUPTI stays.
     CUpti_SubscriberHandle subscriber = nullptr;
@@ -288,6 +299,7 @@ class CuptiBackend final : public ActivityBackend {
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
       const char* api_name = api_callback_name(*record);
+      if (from_cuda_graph(*record)) graphs_seen_ = true;
       session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
         write_activity(writer, *record, scratch, api_name, g_clock_shift);
       });
@@ -340,6 +352,8 @@ class CuptiBackend final : public ActivityBackend {
   bool forgotten_ = false;
   std::atomic<bool> finalizing_{false};
   std::atomic<bool> teardown_reported_{false};
+  std::atomic<bool> graphs_seen_{
+      false};  // a record of CUDA-graph work was formatted (flusher thread)
   BufferPool pool_;
   GpuMarkers gpu_markers_;  // the flusher's
   bool markers_placed_ = false;

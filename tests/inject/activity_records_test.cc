@@ -45,6 +45,21 @@ TEST(ActivityRecords, TimesMoveOntoTheFilesClockByTheShiftEitherWay) {
   EXPECT_EQ(earlier.lines().back()["end"], 3000u);
 }
 
+TEST(ActivityRecords, WorkOfACudaGraphIsKnownByItsGraphId) {
+  CUpti_ActivityKernel10 kernel{};
+  kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  EXPECT_FALSE(from_cuda_graph(reinterpret_cast<const CUpti_Activity&>(kernel)));
+  kernel.graphId = 3;
+  EXPECT_TRUE(from_cuda_graph(reinterpret_cast<const CUpti_Activity&>(kernel)));
+  CUpti_ActivityMemset4 memset{};
+  memset.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  memset.graphId = 1;
+  EXPECT_TRUE(from_cuda_graph(reinterpret_cast<const CUpti_Activity&>(memset)));
+  CUpti_ActivityAPI api{};
+  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  EXPECT_FALSE(from_cuda_graph(reinterpret_cast<const CUpti_Activity&>(api)));
+}
+
 TEST(ActivityRecords, Kernel) {
   CUpti_ActivityKernel10 k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
