@@ -33,6 +33,11 @@
 #        and, for comparison, with GPUSCOPE_TRACE_GPU_WAIT_S=0 (the old close: kernels lost);
 #     4. the trace hard cases (as `cases`) -> diagnose_live.jsonl, diagnose_live-N.tar.gz,
 #        trace_cases.jsonl, trace_cases-N.tar.gz
+#   bash bench/diagnose_device.sh live-all  # there, with a prebuilt DIAG_BIN, about 7-8 minutes:
+#     every example (and the healthy control) plainly, flawed then fixed (the measured gain), and
+#     `gpuscope diagnose -- CMD` on the flawed program (the first finding, its expected gain):
+#     diagnose_results.jsonl, diagnose_live.jsonl, diagnose_table.txt (flaw, first finding,
+#     expected gain, measured gain, whether the measured gain is within the range or 2x of it)
 #
 # Environment: DIAG_MAX_SECONDS (timed seconds per plain run, default 3), DIAG_ONLY="a b" (only
 # these examples). For a dry run of this script without a GPU: DIAG_BIN=a stand-in for gpuscope
@@ -571,6 +576,79 @@ print("LIVE " + json.dumps(row))
 PY
 }
 
+# The table of live-all: per example its first finding, expected and measured gains.
+live_table() {
+  python3 - "$results" "$out/diagnose_live.jsonl" <<'PY' | tee "$out/diagnose_table.txt"
+import json, sys
+ratios = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "speedup_samples_per_s" in r and r["example"] not in ratios:
+        ratios[r["example"]] = r["speedup_samples_per_s"]
+planted = {"healthy": "healthy", "shared_gpu": "shared_gpu"}
+print(f'{"example":18} {"first finding":18} {"severity":9} {"expected":>13} {"measured":>9}  verdict')
+for line in open(sys.argv[2]):
+    row = json.loads(line[5:] if line.startswith("LIVE ") else line)
+    name = row["live"]
+    fs = row.get("findings") or [{}]
+    first = fs[0]
+    exp = first.get("expected_speedup") or {}
+    lo, hi = exp.get("low"), exp.get("high")
+    got = ratios.get(name)
+    want = planted.get(name, name)
+    named = first.get("id") == want
+    if row.get("exit") != 0 or "findings" not in row:
+        verdict = "DIAGNOSE FAILED (exit %s)" % row.get("exit")
+    elif name == "healthy":
+        major = [f["id"] for f in row["findings"] if f.get("severity") != "info"]
+        verdict = "no major finding" if not major else "MAJOR FINDING ON THE CONTROL: " + ",".join(major)
+    elif not named:
+        verdict = "MISSED (first: %s)" % first.get("id")
+    elif got and lo and hi:
+        inside = lo <= got <= hi
+        near = lo / 2 <= got <= hi * 2
+        verdict = "in range" if inside else ("within 2x" if near else "GAIN OFF BY MORE THAN 2x")
+    else:
+        verdict = "named; no gain to compare"
+    e = f"{lo:.2f}-{hi:.2f}x" if lo and hi else "-"
+    g = f"{got:.2f}x" if got else "-"
+    print(f'{name:18} {str(first.get("id")):18} {str(first.get("severity")):9} {e:>13} {g:>9}  {verdict}')
+PY
+}
+
+run_live_all() {
+  gpu_facts
+  [ -x "$bin" ] || { echo "live-all needs DIAG_BIN: a built gpuscope"; exit 1; }
+  : >"$out/diagnose_live.jsonl"
+  : >"$results"
+  local t0 name
+  t0=$(date +%s)
+  want healthy && {
+    plain healthy control --steps 40 --max-seconds 0
+    diagnosed healthy "--skip-steps 8 --steps 8" --steps 40 --max-seconds 0
+  }
+  for name in $EXAMPLES; do
+    want "$name" || continue
+    plain "$name" flawed
+    plain "$name" fixed --fixed
+    ratio "$name" flawed fixed "python3 $ex/$name.py ; python3 $ex/$name.py --fixed"
+    diagnosed "$name" "$(trace_opts "$name")" --steps "$(trace_steps "$name")" --max-seconds 0
+    echo "-- $name done after $(($(date +%s) - t0)) s"
+  done
+  if want shared_gpu; then
+    hog_start 90
+    plain shared_gpu flawed
+    diagnosed shared_gpu "$(trace_opts shared_gpu)" --steps "$(trace_steps shared_gpu)" --max-seconds 0
+    hog_stop
+    plain shared_gpu fixed --fixed
+    ratio shared_gpu flawed fixed "python3 $ex/gpu_hog.py --seconds 90 & python3 $ex/shared_gpu.py ; (hog stopped) python3 $ex/shared_gpu.py --fixed"
+  fi
+  echo "live-all done after $(($(date +%s) - t0)) s"
+  live_table
+  mv "$out/plain" "$out/live/plain"
+  pack live diagnose_live 3
+}
+
 run_live() {
   gpu_facts
   # Without DIAG_BIN: built here first (gpuscope-torch too when LibTorch is found), ~2-3 min.
@@ -602,6 +680,7 @@ run_live() {
 case "${1:-run}" in
   prepare) prepare ;;
   live) run_live ;;
+  live-all) run_live_all ;;
   run) run_main ;;
   traces) traces_only=1 run_main ;;
   extra) run_extra ;;

@@ -94,12 +94,22 @@ with open(f"{out}/trace_overhead.jsonl", "a") as f:
 PY
 }
 
-# TRACE_VARIANTS=clock (the default): the timestamp callback against CUPTI's own clock, with all
-# kinds and with kernels only; TRACE_VARIANTS=settings: the window settings of session 7.
+# TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
+# kernels alone; TRACE_VARIANTS=clock: the timestamp callback against CUPTI's own clock;
+# TRACE_VARIANTS=settings: the window settings of session 7.
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-clock}" = settings ]; then
+  if [ "${TRACE_VARIANTS:-kinds}" = kinds ]; then
+    one "$p" "$args" "$skip" "$steps" trace-default
+    one "$p" "$args" "$skip" "$steps" trace-every-kind \
+      GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,runtime,driver,sync,overhead
+    local k
+    for k in memset memcpy sync overhead runtime,driver; do
+      one "$p" "$args" "$skip" "$steps" "trace-kernel+${k/,/+}" GPUSCOPE_TRACE_KINDS="kernel,$k"
+    done
+    one "$p" "$args" "$skip" "$steps" trace-default-2
+  elif [ "${TRACE_VARIANTS:-kinds}" = settings ]; then
     one "$p" "$args" "$skip" "$steps" trace-new
     one "$p" "$args" "$skip" "$steps" trace-old GPUSCOPE_TRACE_API=all GPUSCOPE_TRACE_DEFER=0 \
       GPUSCOPE_TRACE_TEARDOWN=0
