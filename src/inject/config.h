@@ -9,9 +9,7 @@
 //   GPUSCOPE_TRACE_MAX_BYTES    cap on one process's record file (0 or unset: none)
 //   GPUSCOPE_TRACE_FLUSH_MS     how often buffered records reach the file (500)
 //   GPUSCOPE_TRACE_KINDS        CUPTI activity kinds recorded in the window, comma-separated, of
-//                               kernel,memcpy,memset,runtime,driver,sync,overhead (all but
-//                               memset: CUPTI's memset records cost a traced ResNet-18 step
-//                               +27 % on an H200, kernels alone +0.2 %; bench/RESULTS.md)
+//                               kernel,memcpy,memset,runtime,driver,sync,overhead (all)
 //   GPUSCOPE_TRACE_API          "calls": runtime/driver records only for launches, copies,
 //                               memsets, synchronizations and allocations (api_calls.h);
 //                               "all": every call ("calls")
@@ -43,7 +41,6 @@ enum ActivityKindBit : uint32_t {
   kSyncBit = 1u << 5,
   kOverheadBit = 1u << 6,
   kAllKindBits = (1u << 7) - 1,
-  kDefaultKindBits = kAllKindBits & ~kMemsetBit,
 };
 
 struct Config {
@@ -55,7 +52,7 @@ struct Config {
   std::string step_mark = "gpuscope.step";
   uint64_t max_bytes = 0;  // 0: no cap
   uint32_t flush_ms = 500;
-  uint32_t kinds = kDefaultKindBits;
+  uint32_t kinds = kAllKindBits;
   bool api_all = false;
   bool defer = true;
   bool teardown = true;

@@ -107,13 +107,7 @@ TEST(InjectConfig, WindowRecordingDefaultsToSelectedCallsDeferredAndTornDown) {
   EXPECT_TRUE(config.teardown);
   EXPECT_EQ(config.gpu_wait_s, 30.0);
   EXPECT_FALSE(config.cupti_clock);
-  EXPECT_EQ(kind_list(config.kinds), "kernel,memcpy,runtime,driver,sync,overhead");
   EXPECT_TRUE(config.errors.empty());
-}
-
-TEST(InjectConfig, MemsetsAreRecordedWhenAskedFor) {
-  EXPECT_EQ(kind_list(config_of({{"GPUSCOPE_TRACE_KINDS", "kernel,memset"}}).kinds),
-            "kernel,memset");
 }
 
 TEST(InjectConfig, CuptiMayKeepItsOwnClock) {
