@@ -95,13 +95,14 @@ constexpr double kHostAheadFactor = 1.5;
 // Host ahead: the matrix time per step from the summary's kernel table (every kernel the traced
 // steps launched), where the host's span holds only the first of them.
 void matmul_from_kernel_table(const TraceSummary& s, double n, Observations& o) {
-  double matmul = 0, tensor = 0, fp32 = 0, conv = 0;
+  double matmul = 0, tensor = 0, fp32 = 0, conv = 0, kernels = 0;
   for (const trace::detail::KernelTime& k : s.kernel_time) {
     const bool convolution = k.kind == trace::detail::kernel_kind_name(KernelKind::convolution);
     if (!convolution && k.kind != trace::detail::kernel_kind_name(KernelKind::gemm) &&
         k.kind != trace::detail::kernel_kind_name(KernelKind::attention))
       continue;
     matmul += k.seconds;
+    kernels += static_cast<double>(k.count);
     if (k.tensor_cores) tensor += k.seconds;
     // As in observe(): not on tensor cores and not in a half, 8-bit or double type is fp32.
     if (!k.tensor_cores && k.precision != "fp16" && k.precision != "bf16" && k.precision != "fp8" &&
@@ -109,7 +110,10 @@ void matmul_from_kernel_table(const TraceSummary& s, double n, Observations& o) 
       fp32 += k.seconds;
     if (convolution) conv += k.seconds;
   }
-  o.matmul_s = std::max(o.matmul_s, matmul / n);
+  if (matmul / n > o.matmul_s) {
+    o.matmul_s = matmul / n;
+    o.matmul_kernels = kernels / n;
+  }
   o.matmul_tensor_s = std::max(o.matmul_tensor_s, tensor / n);
   o.matmul_fp32_s = std::max(o.matmul_fp32_s, fp32 / n);
   o.conv_s = std::max(o.conv_s, conv / n);
@@ -400,10 +404,10 @@ Observations observe(const Timeline& t, const TraceSummary& s,
       o.layout_transpose_s += seconds;
     }
   }
-  for (double* v :
-       {&o.h2d_copies, &o.h2d_bytes, &o.pageable_h2d_copies, &o.pageable_h2d_bytes,
-        &o.pageable_h2d_s, &o.d2h_copies, &o.small_d2h_copies, &o.matmul_s, &o.matmul_tensor_s,
-        &o.matmul_fp32_s, &o.conv_s, &o.layout_transposes, &o.layout_transpose_s})
+  for (double* v : {&o.h2d_copies, &o.h2d_bytes, &o.pageable_h2d_copies, &o.pageable_h2d_bytes,
+                    &o.pageable_h2d_s, &o.d2h_copies, &o.small_d2h_copies, &o.matmul_s,
+                    &o.matmul_tensor_s, &o.matmul_kernels, &o.matmul_fp32_s, &o.conv_s,
+                    &o.layout_transposes, &o.layout_transpose_s})
     *v /= n;
   if (host_ahead) matmul_from_kernel_table(s, n, o);
   optimizer_chains(t, s, classes, o);

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace gpuscope::analysis {
@@ -120,6 +121,31 @@ TEST(Diagnose, ExpectedGainsAreWithinTwiceTheMeasuredOnes) {
     const GainRange g = *d->findings.front().expected_speedup;
     EXPECT_GE(gain, g.low / 2) << fixture << " expected " << g.low << "-" << g.high;
     EXPECT_LE(gain, g.high * 2) << fixture << " expected " << g.low << "-" << g.high;
+  }
+}
+
+// The mean matrix kernel (a step's matrix time over its matrix kernels) is what the recording's
+// kernel table says, whatever the number of steps: it tells a batch too small (kernels of real,
+// batch-sized work) from a launch-bound loop (minimal kernels).
+TEST(Diagnose, TheMeanMatrixKernelIsTheKernelTables) {
+  for (const char* fixture : {"h100_flaws_small_batch", "h100_launch_bound"}) {
+    const fs::path dir = kFixtures / "diagnose" / fixture;
+    const auto summary = nlohmann::json::parse(read(dir / "summary.json"));
+    double seconds = 0, kernels = 0;
+    for (const auto& k : summary["gpu"]["kernel_time"]) {
+      const std::string kind = k["kind"];
+      if (kind != "gemm" && kind != "convolution" && kind != "attention") continue;
+      seconds += k["seconds"].get<double>();
+      kernels += k["count"].get<double>();
+    }
+    ASSERT_GT(kernels, 0) << fixture;
+    auto d = diagnose_dir(dir, {});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    std::optional<double> mean_us;
+    for (const Evidence& e : d->findings.front().evidence)
+      if (e.what == "mean GEMM/convolution kernel") mean_us = e.value;
+    ASSERT_TRUE(mean_us) << fixture;
+    EXPECT_NEAR(*mean_us, seconds / kernels * 1e6, 0.15 * seconds / kernels * 1e6) << fixture;
   }
 }
 
