@@ -280,9 +280,13 @@ std::optional<Finding> small_batch(const Observations& o) {
                  "mode=\"reduce-overhead\") (CUDA graphs) helps whatever the batch."
                : "");
   if (idle_gpu) {
-    // Samples per second grow with the batch until the GPU is busy all the step.
-    const double high = std::max(1.0, std::min(*k, o.step_s / std::max(o.busy_s, 1e-9)));
-    f.expected_speedup = GainRange{1 + (high - 1) / 4, high};
+    // Samples per second grow with the batch while the step's fixed costs (launches, the idle
+    // GPU) are shared by more samples. Low: the GPU's work grows in proportion to the batch, so
+    // it stops at a GPU busy all the step. High: the kernels first fill the SMs they leave idle
+    // (SM activity while busy), else at most what memory allows.
+    const double linear = std::max(1.0, std::min(*k, o.step_s / std::max(o.busy_s, 1e-9)));
+    const double high = sm && *sm > 0 ? std::max(linear, std::min(*k, linear / *sm)) : *k;
+    f.expected_speedup = GainRange{linear, std::max(linear, high)};
   } else {
     f.expected_speedup = batch_gain(*k, sm.value_or(busy_share(o)));
   }

@@ -270,8 +270,15 @@ TEST(DiagnoseRules, ABatchTooSmallOnAnIdleGpuIsSmallBatchNotLaunchBound) {
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(f.front().id, "small_batch");
   for (const Finding& x : f) EXPECT_NE(x.id, "launch_bound");
-  // Samples per second grow with the batch until the GPU is busy: 12.3 / 1.1 ms.
+  // From a GPU whose work grows with the batch (busy all the step: 12.3 / 1.1 ms) to the kernels
+  // first filling the SMs they leave idle; without SM activity, to what memory allows (60x).
+  // (The healthy step's SM activity fills every SM while busy.)
+  EXPECT_NEAR(f.front().expected_speedup->low, 12.3 / 1.1, 1e-9);
   EXPECT_NEAR(f.front().expected_speedup->high, 12.3 / 1.1, 1e-9);
+  o.telemetry->sm_activity = 0.3 * 1.1 / 12.3;  // 30 % of the SMs while busy
+  EXPECT_NEAR(rules(o).front().expected_speedup->high, 12.3 / 1.1 / 0.3, 1e-6);
+  o.telemetry->sm_activity.reset();
+  EXPECT_NEAR(rules(o).front().expected_speedup->high, 60.0, 1e-6);
   EXPECT_NE(f.front().fix.find("60x"), std::string::npos);
   // Matrix kernels of 3 us: tiny whatever the batch, launch-bound.
   o.matmul_kernels = 260;  // 3 us each
