@@ -94,13 +94,22 @@ with open(f"{out}/trace_overhead.jsonl", "a") as f:
 PY
 }
 
-# TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
+# TRACE_VARIANTS=repeat: the default and kernels alone, interleaved three times (how often the
+# window's cost comes); TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
 # kernels alone; TRACE_VARIANTS=clock: the timestamp callback against CUPTI's own clock;
 # TRACE_VARIANTS=settings: the window settings of session 7.
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = kinds ]; then
+  if [ "${TRACE_VARIANTS:-kinds}" = repeat ]; then  # how often each pays: interleaved, 3 times
+    local i
+    for i in 1 2 3; do
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
+    done
+    one "$p" "$args" "$skip" "$steps" alone-2
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = kinds ]; then
     one "$p" "$args" "$skip" "$steps" trace-default
     one "$p" "$args" "$skip" "$steps" trace-every-kind \
       GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,runtime,driver,sync,overhead
@@ -166,7 +175,8 @@ case "${1:-run}" in
     [ -n "${TRACE_BIN:-}" ] || build || exit 1
     : >"$out/trace_overhead.jsonl"
     programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50
-    programs launch_bound "--warmup 50 --steps 250 --batch 32" 100 50
+    [ -n "${TRACE_HEALTHY_ONLY:-}" ] ||
+      programs launch_bound "--warmup 50 --steps 250 --batch 32" 100 50
     table | tee "$out/trace_overhead.txt"
     (cd "$out" && tar czf trace_overhead.tar.gz trace_overhead.jsonl *.err runs/*/summary.json \
       build.log 2>/dev/null)
