@@ -84,6 +84,12 @@ if not variant.startswith("alone"):
                 header = {k: r.get(k) for k in ("kinds", "api", "defer", "teardown")}
     row.update(record_files=len(files), kernels=kernels, api_records=api, cupti=cupti,
                teardown=teardown, header=header)
+    try:  # the window's GPU gaps of 10-100 us: the host falling behind its GPU
+        summary = json.load(open(f"{run_dir}/summary.json"))
+        row["gaps_10_100us"] = next((b["gaps"] for b in summary["gpu"]["idle"]
+                                     if b["gap"] == "10us-100us"), None)
+    except (OSError, ValueError, KeyError):
+        pass
     if own:
         row["api_tids"] = sorted(api_tids)
         row["api_tids_in_proc"] = api_tids <= set(own["tids"])
@@ -157,7 +163,7 @@ for r in rows:
         v = r.get(key)
         cells.append(f'{v:7.2f} {pct(v, ref(key)):>8}' if v else f'{"-":>16}')
     extra = "" if r["variant"].startswith("alone") else \
-        f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")}'
+        f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")} / gaps {r.get("gaps_10_100us")}'
     print(f'{r["program"]:15} {r["variant"]:24} ' + " ".join(cells) + "  " + extra + f' exit {r["exit"]}')
 PY
 }
