@@ -13,8 +13,15 @@
 #       # torchrun + DDP (timm / torchvision / plain PyTorch GPT-2, AdamW fused), 1 and N GPUs
 #   bash bench/multi_device.sh all            # both in one call (if the build is quick)
 #   bash bench/multi_device.sh build-only     # there: only the build -> $OUT/bin.tar.gz
+#   bash bench/multi_device.sh ab             # there, no carry: issue 18's A/B of the
+#       # data-parallel step, gpuscope-torch only (built standalone from the work tree): per
+#       # model 1 GPU eager, then N GPUs with the averages copied back (--bucket-views off, the
+#       # step before), with gradients as bucket views (the default) and with those plus CUDA
+#       # graphs (--graphs on) -> multi_ab_*.jsonl, multi_ab.out (the table)
 #
-# MULTI_MODELS="vit_b16:160 gpt2:16" picks the scaling table's models and per-GPU batches.
+# MULTI_MODELS="vit_b16:160 gpt2:16" picks the scaling table's models and per-GPU batches (ab:
+# default "vit_b16:160 gpt2:16"). MULTI_AB_CTAS=N adds to ab a bucket-views run with
+# NCCL_MAX_CTAS=N (NCCL's kernels on at most N SMs, leaving the rest to the backward).
 #
 # Every process runs with
 # NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on the lent machines). MULTI_GPUS (default: all
@@ -155,6 +162,74 @@ scaling() {
   python3 bench/multi_table.py "$out"/multi_scaling_*.jsonl | tee "$out/multi_scaling.out"
 }
 
+# The A/B's build: gpuscope-torch alone, standalone (torch and the CUDA toolkit only).
+build_torch() {
+  local start
+  start=$(date +%s)
+  cmake -S workloads/torch -B "$root/build/torch-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUSCOPE_BUILD_TESTS=OFF >"$out/multi_build.log" 2>&1 || {
+    tail -40 "$out/multi_build.log"
+    return 1
+  }
+  grep -E "data parallel" "$out/multi_build.log"
+  cmake --build "$root/build/torch-ab" --target gpuscope_torch -j "$(nproc)" >>"$out/multi_build.log" 2>&1 || {
+    grep -E "error|Error" "$out/multi_build.log" | head -40
+    return 1
+  }
+  mkdir -p "$root/bin"
+  cp "$root/build/torch-ab/gpuscope-torch" "$bin"
+  echo "gpuscope-torch built in $(($(date +%s) - start)) s"
+}
+
+ab() {
+  local model batch dp
+  for spec in ${MULTI_MODELS:-vit_b16:160 gpt2:16}; do
+    IFS=: read -r model batch <<<"$spec"
+    extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
+    dp=(--world-size "$gpus" --dist-timeout 120)
+    ours "ab_$model" "${extra[@]}" --graphs off
+    ours "ab_$model" "${extra[@]}" "${dp[@]}" --bucket-views off
+    ours "ab_$model" "${extra[@]}" "${dp[@]}"
+    ours "ab_$model" "${extra[@]}" "${dp[@]}" --graphs on
+    if [ -n "${MULTI_AB_CTAS:-}" ]; then
+      export NCCL_MAX_CTAS="$MULTI_AB_CTAS"
+      ours "ab_$model" "${extra[@]}" "${dp[@]}"
+      unset NCCL_MAX_CTAS
+    fi
+  done
+  python3 - "$out"/multi_ab_*.jsonl <<'PY' | tee "$out/multi_ab.out"
+import json, sys
+# Each run's rank-0 start (its switches) then result; the first 1-GPU run is the baseline.
+print(f'{"model":8} {"GPUs":>4} {"views":>5} {"graphs":>6} {"samples/s":>10} {"eff.":>6}'
+      f' {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8}')
+for path in sys.argv[1:]:
+    one, opts = None, {}
+    for line in open(path):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("rank", 0) != 0:
+            continue
+        if r.get("type") == "start":
+            opts = r.get("options", {})
+        elif r.get("type") == "result":
+            dp = r.get("data_parallel") or {}
+            n = dp.get("world_size", 1)
+            sps = r["samples_per_second"]
+            if n == 1 and one is None:
+                one = sps
+            eff = f'{100 * sps / (n * one):5.1f}%' if one and n > 1 else "-"
+            ms = lambda v: f"{v * 1e3:.2f}" if v is not None else "-"
+            mem = max((x.get("peak_reserved_bytes") or 0) for x in dp.get("ranks") or [r])
+            print(f'{r["model"]:8} {n:>4} {str(dp.get("bucket_views", "-")):>5}'
+                  f' {str(opts.get("cuda_graphs")):>6} {sps:10.1f} {eff:>6}'
+                  f' {ms(dp.get("collective_seconds_per_step")):>8}'
+                  f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f}')
+PY
+  grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
+}
+
 case "${1:-}" in
   prepare)
     bash bench/monitor_device.sh prepare
@@ -176,6 +251,11 @@ case "${1:-}" in
     tar -xzf "${2:?the bin.tar.gz from build}" -C "$root" || exit 1
     scaling
     ;;
+  ab)
+    facts
+    build_torch || exit 1
+    ab
+    ;;
   all)
     facts
     do_build || exit 1
@@ -186,7 +266,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab" >&2
     exit 2
     ;;
 esac

@@ -87,6 +87,22 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
         << "step " << i;
   }
   EXPECT_NE(got[2].get<double>(), got[0].get<double>());
+  EXPECT_EQ(result["data_parallel"]["bucket_views"], true);
+
+  // The averages copied back instead (the step before gradients became bucket views): the same
+  // losses.
+  const Ran copied =
+      run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --bucket-views off");
+  ASSERT_EQ(copied.exit_code, 0);
+  const json copied_result = of_type(copied, "result").front();
+  EXPECT_EQ(copied_result["data_parallel"]["bucket_views"], false);
+  const json& copied_losses = copied_result["loss"]["values"];
+  ASSERT_EQ(copied_losses.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(copied_losses[i].get<double>(), got[i].get<double>(),
+                1e-6 * std::abs(got[i].get<double>()))
+        << "step " << i;
+  }
 }
 
 TEST(TorchDataParallel, LaunchVariablesAsTorchrunSetsThem) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <thread>
 
 #include "distributed/launcher.h"
@@ -82,52 +83,189 @@ TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
     single_adamw.step();
   }
 
-  // Two ranks, half each, gradients averaged in two buckets.
-  const int port = free_port();
-  std::vector<std::vector<at::Tensor>> ranks(2);
-  std::vector<std::string> failures(2);
-  std::vector<size_t> bucket_counts(2);
-  const auto rank_main = [&](int rank) {
-    try {
-      LaunchEnv env;
-      env.rank = rank;
-      env.world_size = 2;
-      env.local_rank = rank;
-      env.master_port = port;
-      env.launcher = "env";
-      ProcessGroup group(env, at::Device(at::kCPU), std::chrono::seconds(30));
-      auto params = trainable_copy(init);
-      GradientBuckets buckets(params, group, 100);
-      bucket_counts[rank] = buckets.bucket_count();
-      FusedAdamW opt(params, adamw());
-      for (const auto& [x, y] : batches) {
-        opt.zero_grad();
-        buckets.begin_backward();
-        loss_of(params, x.narrow(0, rank * kRankBatch, kRankBatch),
-                y.narrow(0, rank * kRankBatch, kRankBatch))
-            .backward();
-        buckets.end_backward();
-        opt.step();
+  // Two ranks, half each, gradients averaged in two buckets: as views of the buckets (the
+  // default) and copied back.
+  for (const bool views : {true, false}) {
+    SCOPED_TRACE(views ? "gradients as bucket views" : "copied back");
+    const int port = free_port();
+    std::vector<std::vector<at::Tensor>> ranks(2);
+    std::vector<std::string> failures(2);
+    std::vector<size_t> bucket_counts(2);
+    const auto rank_main = [&](int rank) {
+      try {
+        LaunchEnv env;
+        env.rank = rank;
+        env.world_size = 2;
+        env.local_rank = rank;
+        env.master_port = port;
+        env.launcher = "env";
+        ProcessGroup group(env, at::Device(at::kCPU), std::chrono::seconds(30));
+        auto params = trainable_copy(init);
+        GradientBuckets buckets(params, group, 100, views);
+        bucket_counts[rank] = buckets.bucket_count();
+        FusedAdamW opt(params, adamw());
+        for (const auto& [x, y] : batches) {
+          opt.zero_grad();
+          buckets.begin_backward();
+          loss_of(params, x.narrow(0, rank * kRankBatch, kRankBatch),
+                  y.narrow(0, rank * kRankBatch, kRankBatch))
+              .backward();
+          buckets.end_backward();
+          opt.step();
+        }
+        ranks[rank] = params;
+      } catch (const std::exception& e) {
+        failures[rank] = e.what();
       }
-      ranks[rank] = params;
-    } catch (const std::exception& e) {
-      failures[rank] = e.what();
-    }
-  };
-  std::thread r1(rank_main, 1);
-  rank_main(0);
-  r1.join();
-  ASSERT_EQ(failures[0], "");
-  ASSERT_EQ(failures[1], "");
-  EXPECT_EQ(bucket_counts[0], 2u);
-  for (size_t i = 0; i < init.size(); ++i) {
-    // The parameters moved, and both ranks hold the single process's values.
-    EXPECT_GT((single[i] - init[i]).abs().max().item<double>(), 1e-3) << i;
-    for (int r = 0; r < 2; ++r) {
-      EXPECT_LT((ranks[r][i] - single[i]).abs().max().item<double>(), 1e-12)
-          << "rank " << r << " parameter " << i;
+    };
+    std::thread r1(rank_main, 1);
+    rank_main(0);
+    r1.join();
+    ASSERT_EQ(failures[0], "");
+    ASSERT_EQ(failures[1], "");
+    EXPECT_EQ(bucket_counts[0], 2u);
+    for (size_t i = 0; i < init.size(); ++i) {
+      // The parameters moved, and both ranks hold the single process's values.
+      EXPECT_GT((single[i] - init[i]).abs().max().item<double>(), 1e-3) << i;
+      for (int r = 0; r < 2; ++r) {
+        EXPECT_LT((ranks[r][i] - single[i]).abs().max().item<double>(), 1e-12)
+            << "rank " << r << " parameter " << i;
+      }
     }
   }
+}
+
+// One rank (a Gloo group of size 1 still all-reduces: the average of one is the gradient).
+struct OneRank {
+  OneRank() {
+    env.master_port = free_port();
+    group.emplace(env, at::Device(at::kCPU), std::chrono::seconds(30));
+  }
+  LaunchEnv env;
+  std::optional<ProcessGroup> group;
+};
+
+// One step's gradients through the buckets: forward and backward on the first rank's share.
+void backward_through(GradientBuckets& buckets, const std::vector<at::Tensor>& params) {
+  const auto [x, y] = global_batches().front();
+  buckets.begin_backward();
+  loss_of(params, x.narrow(0, 0, kRankBatch), y.narrow(0, 0, kRankBatch)).backward();
+  buckets.end_backward();
+}
+
+std::vector<at::Tensor> reference_gradients(const std::vector<at::Tensor>& init) {
+  const auto params = trainable_copy(init);
+  const auto [x, y] = global_batches().front();
+  loss_of(params, x.narrow(0, 0, kRankBatch), y.narrow(0, 0, kRankBatch)).backward();
+  std::vector<at::Tensor> grads;
+  for (const auto& p : params) grads.push_back(p.grad().clone());
+  return grads;
+}
+
+bool in_some_bucket(const GradientBuckets& buckets, const at::Tensor& grad) {
+  for (size_t b = 0; b < buckets.bucket_count(); ++b) {
+    if (grad.is_alias_of(buckets.bucket_buffer(b))) return true;
+  }
+  return false;
+}
+
+// Where the gradient starts in its bucket, in bytes.
+int64_t offset_in_bucket(const GradientBuckets& buckets, const at::Tensor& grad) {
+  for (size_t b = 0; b < buckets.bucket_count(); ++b) {
+    const at::Tensor& buffer = buckets.bucket_buffer(b);
+    if (grad.is_alias_of(buffer)) {
+      return static_cast<const char*>(grad.data_ptr()) -
+             static_cast<const char*>(buffer.data_ptr());
+    }
+  }
+  return -1;
+}
+
+TEST(GradientBuckets, GradientsAreViewsOfTheirBucketsWithNothingCopiedBack) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  OneRank rank;
+  const auto init = initial_parameters();
+  const auto expected = reference_gradients(init);
+  const auto params = trainable_copy(init);
+  GradientBuckets buckets(params, *rank.group, 100);
+  FusedAdamW opt(params, adamw());
+  for (int step = 0; step < 2; ++step) {
+    opt.zero_grad();  // set to none, as the training step does
+    backward_through(buckets, params);
+    EXPECT_EQ(buckets.last_copied_back(), 0u) << "step " << step;
+    for (size_t i = 0; i < params.size(); ++i) {
+      EXPECT_TRUE(in_some_bucket(buckets, params[i].grad())) << "step " << step << " param " << i;
+      EXPECT_EQ(params[i].grad().strides(), params[i].strides());
+      // Aligned for the optimizer's vectorized loads (b2 has 3 elements: W2 would follow at 24 B).
+      EXPECT_EQ(offset_in_bucket(buckets, params[i].grad()) % 256, 0) << i;
+      if (step == 0) {
+        EXPECT_TRUE(params[i].grad().equal(expected[i])) << i;
+      }
+    }
+    opt.step();
+  }
+}
+
+TEST(GradientBuckets, ViewsOffCopiesTheAveragesBack) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  OneRank rank;
+  const auto init = initial_parameters();
+  const auto expected = reference_gradients(init);
+  const auto params = trainable_copy(init);
+  GradientBuckets buckets(params, *rank.group, 100, /*gradients_as_views=*/false);
+  backward_through(buckets, params);
+  EXPECT_EQ(buckets.last_copied_back(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_FALSE(in_some_bucket(buckets, params[i].grad())) << i;
+    EXPECT_TRUE(params[i].grad().equal(expected[i])) << i;
+  }
+}
+
+TEST(GradientBuckets, AGradientOfItsOwnGetsTheAveragesCopied) {
+  // A .grad defined before the backward cannot become a view (autograd adds into it): the
+  // fallback copies, and the gradient holds this backward's average only, as before views.
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  OneRank rank;
+  const auto init = initial_parameters();
+  const auto expected = reference_gradients(init);
+  const auto params = trainable_copy(init);
+  GradientBuckets buckets(params, *rank.group, 100);
+  const at::Tensor own = at::full_like(params[0], 5.0);
+  params[0].mutable_grad() = own;
+  backward_through(buckets, params);
+  EXPECT_EQ(buckets.last_copied_back(), 1u);
+  EXPECT_TRUE(params[0].grad().is_same(own));
+  EXPECT_TRUE(params[0].grad().equal(expected[0]));
+  EXPECT_TRUE(in_some_bucket(buckets, params[1].grad()));
+}
+
+TEST(GradientBuckets, ViewsKeptWithoutZeroingAreNotAddedTwice) {
+  // Two steps without zero_grad: the second backward's gradient must not be added into the
+  // bucket memory its hook copied it to (which would double it).
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  OneRank rank;
+  const auto init = initial_parameters();
+  const auto expected = reference_gradients(init);
+  const auto params = trainable_copy(init);
+  GradientBuckets buckets(params, *rank.group, 100);
+  backward_through(buckets, params);
+  backward_through(buckets, params);
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(params[i].grad().equal(expected[i])) << i;
+    EXPECT_TRUE(in_some_bucket(buckets, params[i].grad())) << i;
+  }
+}
+
+TEST(GradientBuckets, AParameterWithoutAGradientGetsItsBucketView) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  OneRank rank;
+  auto params = trainable_copy(initial_parameters());
+  params.push_back(at::ones({2}, at::kDouble).requires_grad_(true));  // not in the loss
+  GradientBuckets buckets(params, *rank.group, 100);
+  backward_through(buckets, params);
+  ASSERT_TRUE(params.back().grad().defined());
+  EXPECT_TRUE(in_some_bucket(buckets, params.back().grad()));
+  EXPECT_EQ(params.back().grad().abs().sum().item<double>(), 0.0);
 }
 
 TEST(GradientBuckets, RanksWithoutAveragingWouldDiffer) {

@@ -25,6 +25,19 @@ TEST(Options, Defaults) {
   EXPECT_TRUE(c.fused_adamw);
   EXPECT_TRUE(c.cudnn_benchmark);
   EXPECT_EQ(c.cuda_graphs, Toggle::automatic);
+  EXPECT_TRUE(c.bucket_views);
+}
+
+TEST(Options, DataParallel) {
+  const auto parsed = parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
+                             "--dist-timeout", "30"});
+  ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
+  const RunConfig& c = std::get<CommandLine>(parsed).config;
+  EXPECT_EQ(c.world_size, 2);
+  EXPECT_EQ(c.bucket_cap_mb, 10);
+  EXPECT_FALSE(c.bucket_views);
+  EXPECT_EQ(c.dist_timeout_s, 30);
+  EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--bucket-views", "maybe"})));
 }
 
 TEST(Options, InputSetsFollowTheTaskAndTheInputPath) {

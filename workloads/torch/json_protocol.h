@@ -66,10 +66,13 @@ struct DataParallelRecord {
   std::string backend;  // "nccl" or "gloo"
   int64_t buckets = 0;
   int64_t bucket_cap_bytes = 0;
-  int64_t global_batch = 0;                           // batch x world size
-  double rank_samples_per_second = 0;                 // this rank's median
+  bool bucket_views = true;            // gradients are views of their buckets (--bucket-views)
+  int64_t global_batch = 0;            // batch x world size
+  double rank_samples_per_second = 0;  // this rank's median
   std::optional<double> collective_seconds_per_step;  // all-reduces' device time (NCCL)
-  double exposed_seconds_per_step = 0;     // what the backward did not hide (+ copy back)
+  // What the backward did not hide (+ any copy back); nullopt when no step was timed (CUDA
+  // graphs: the replays run no host code).
+  std::optional<double> exposed_seconds_per_step;
   std::optional<double> overlap_fraction;  // 1 - exposed / collective, in [0, 1]
   std::string ranks_json;                  // rank 0: every rank's record (a JSON array)
 };

@@ -310,6 +310,10 @@ const std::vector<OptionSpec>& option_table() {
        positive(&RunConfig::dist_timeout_s)},
       {"--bucket-cap-mb", "N", "data parallel: gradient bucket size in MiB (default 25, as DDP)",
        positive(&RunConfig::bucket_cap_mb)},
+      {"--bucket-views", "on|off",
+       "data parallel: gradients live in their buckets, all-reduced in place (on, default; DDP's "
+       "gradient_as_bucket_view) or get the averages copied back (off)",
+       boolean(&RunConfig::bucket_views)},
       {"--quiet", "", "no summary line on stderr", nullptr},
       {"--describe", "", "print models, modes and switches as one JSON line and exit", nullptr},
       {"--help", "", "print this help and exit", nullptr},

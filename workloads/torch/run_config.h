@@ -106,6 +106,9 @@ struct RunConfig {
   LaunchEnv launch;              // this process's place in the job (set by main from the env)
   int64_t dist_timeout_s = 300;  // a collective or rendezvous that takes longer fails
   int64_t bucket_cap_mb = 25;    // gradient bucket size, as DDP's bucket_cap_mb
+  // Gradients are views of their buckets (DDP's gradient_as_bucket_view); off: the averages are
+  // copied back into gradients of their own after the all-reduces.
+  bool bucket_views = true;
 };
 
 // The switches as they apply to a run on a given device (automatic ones decided).

@@ -84,7 +84,9 @@ void StepProgram::capture(const std::vector<Batch>& batches) {
   graphs_ = std::make_unique<CudaGraphSteps>(device_);
   for (const Batch& batch : batches) {
     // run_eager sets the gradients to none first: each capture allocates its own in the pool,
-    // and every replay of that graph rewrites them in place.
+    // and every replay of that graph rewrites them in place. Data parallel with bucket views:
+    // the gradients are the buckets (allocated before, outside the pool), which every graph
+    // rewrites.
     graphs_->capture([&] { run_eager(batch); });
   }
 }

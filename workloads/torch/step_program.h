@@ -36,7 +36,9 @@ class StepProgram {
   void replay(size_t index);
 
   // Data parallel: gradients averaged over ranks between the backward and the optimizer step.
-  // REQUIRES: `buckets` outlives this program; no CUDA graphs.
+  // A capture then records the bucket all-reduces too (the hooks launch them while the step is
+  // captured; NCCL's communicator must exist before, which the eager warm-up ensures).
+  // REQUIRES: `buckets` outlives this program.
   void set_gradient_sync(GradientBuckets* buckets) { gradient_sync_ = buckets; }
 
   // Frees what a step left (output, gradients, captured graphs, cached blocks), so that the

@@ -7,11 +7,12 @@
 
 namespace gpuscope::workloads {
 
-DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const at::Device& device)
+DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const at::Device& device,
+                           bool captured)
     : config_(config) {
   TORCH_CHECK(config.launch.distributed(), "DataParallel needs a world size above 1");
   group_ = std::make_unique<ProcessGroup>(config.launch, device,
-                                          std::chrono::seconds(config.dist_timeout_s));
+                                          std::chrono::seconds(config.dist_timeout_s), !captured);
   // Same seed, same weights, but DDP does not rely on it and neither does this.
   std::vector<at::Tensor> state;
   for (const auto& p : model.parameters()) state.push_back(p.detach());
@@ -20,8 +21,8 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
     torch::NoGradGuard no_grad;
     group_->broadcast(state, 0);
   }
-  buckets_ =
-      std::make_unique<GradientBuckets>(model.parameters(), *group_, config.bucket_cap_mb << 20);
+  buckets_ = std::make_unique<GradientBuckets>(model.parameters(), *group_,
+                                               config.bucket_cap_mb << 20, config.bucket_views);
 }
 
 DataParallel::~DataParallel() = default;
@@ -48,6 +49,7 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   record.backend = group_->backend_name();
   record.buckets = static_cast<int64_t>(buckets_->bucket_count());
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
+  record.bucket_views = config_.bucket_views;
   record.global_batch = result.batch * world_size();
   record.rank_samples_per_second = result.samples_per_second;
   if (comm.steps > 0) {

@@ -19,9 +19,12 @@ namespace gpuscope::workloads {
 class DataParallel {
  public:
   // Joins the job described by config.launch and broadcasts rank 0's parameters and buffers.
+  // `captured`: the steps will be captured in CUDA graphs (no per-collective device timing,
+  // whose events a capture cannot read back; the replays run no host code to time).
   // Throws (c10::Error, std::runtime_error) when the rendezvous or a collective fails.
   // REQUIRES: config.launch.distributed(); the model is on `device`.
-  DataParallel(const RunConfig& config, ReferenceModel& model, const at::Device& device);
+  DataParallel(const RunConfig& config, ReferenceModel& model, const at::Device& device,
+               bool captured = false);
   ~DataParallel();
 
   int rank() const { return group_->rank(); }

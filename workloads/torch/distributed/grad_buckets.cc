@@ -15,8 +15,12 @@ struct Slot {
   at::Tensor param;
   size_t source = 0;  // index in the list the constructor was given
   size_t bucket = 0;
-  at::Tensor view;  // the parameter's place in its bucket, laid out as the parameter
+  at::Tensor view;     // the parameter's place in its bucket, laid out as the parameter
+  int64_t offset = 0;  // of the view in its bucket, in elements
   bool ready = false;
+  // This step the hook hands autograd a view of the bucket to keep as .grad (views on and no
+  // gradient defined before the backward; else autograd would add into the defined one).
+  bool give_view = false;
 };
 
 struct Bucket {
@@ -25,6 +29,16 @@ struct Bucket {
   size_t pending = 0;  // members whose gradient has not arrived this step
   std::optional<PendingCollective> reduce;
 };
+
+// Each view starts at a multiple of this many elements of its bucket: the views are the
+// gradients that the fused optimizer and the loss scaler's foreach kernels read, whose vectorized
+// loads need aligned addresses (a gradient of its own was a 512-byte aligned allocation). The
+// padding stays zero: nothing writes it, and the average of zeros is zero.
+constexpr int64_t kViewAlignment = 64;
+
+int64_t aligned(int64_t elements) {
+  return (elements + kViewAlignment - 1) / kViewAlignment * kViewAlignment;
+}
 
 at::Tensor view_in(const at::Tensor& buffer, const at::Tensor& param, int64_t offset) {
   if (param.is_non_overlapping_and_dense()) {
@@ -41,6 +55,8 @@ struct GradientBuckets::Impl {
   std::vector<Bucket> buckets;
   size_t next_launch = 0;  // buckets launch in index order
   bool cuda = false;
+  bool gradients_as_views = true;
+  size_t last_copied_back = 0;
 
   bool recording = false;
   int64_t steps = 0;
@@ -48,13 +64,33 @@ struct GradientBuckets::Impl {
   std::deque<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> exposed_events;
   std::vector<PendingCollective> recorded_collectives;
 
-  void on_gradient(size_t index, const at::Tensor& grad) {
+  // The gradient hook: returns the tensor autograd should accumulate instead of `grad`, or an
+  // undefined tensor to leave it.
+  at::Tensor on_gradient(size_t index, const at::Tensor& grad) {
     Slot& slot = slots[index];
-    if (slot.ready) return;  // a second gradient for the same parameter: DDP forbids it too
+    // Autograd sums a leaf's gradients before its hook: a second call is a second backward in
+    // one step, which DDP refuses too (here it would add into a bucket being reduced).
+    TORCH_CHECK(!slot.ready,
+                "GradientBuckets: a second gradient for one parameter in one step (one backward "
+                "between begin_backward and end_backward)");
     slot.view.copy_(grad);
     slot.ready = true;
+    at::Tensor kept;
+    if (slot.give_view) {
+      // A tensor of its own over the same bucket memory: autograd steals a gradient only when
+      // nothing else holds it, and slot.view is held here.
+      kept = view_in(buckets[slot.bucket].buffer, slot.param, slot.offset);
+    }
     Bucket& bucket = buckets[slot.bucket];
     if (--bucket.pending == 0) launch_ready();
+    return kept;
+  }
+
+  // Whether the parameter's gradient is its bucket view itself (same memory, same layout).
+  static bool is_bucket_view(const Slot& slot) {
+    const at::Tensor& grad = slot.param.grad();
+    return grad.defined() && grad.data_ptr() == slot.view.data_ptr() &&
+           grad.sizes() == slot.view.sizes() && grad.strides() == slot.view.strides();
   }
 
   void launch_ready() {
@@ -66,9 +102,10 @@ struct GradientBuckets::Impl {
 };
 
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
-                                 int64_t bucket_cap_bytes)
+                                 int64_t bucket_cap_bytes, bool gradients_as_views)
     : impl_(std::make_unique<Impl>()) {
   impl_->group = &group;
+  impl_->gradients_as_views = gradients_as_views;
   std::unordered_set<const void*> seen;
   std::vector<at::Tensor> unique;
   std::vector<size_t> source;
@@ -90,7 +127,7 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
   std::vector<Open> open;  // one open bucket per dtype
   for (size_t k = unique.size(); k-- > 0;) {
     const at::Tensor& p = unique[k];
-    impl_->slots.push_back(Slot{p, source[k], 0, {}, false});
+    impl_->slots.push_back(Slot{p, source[k], 0, {}, 0, false, false});
     const size_t index = impl_->slots.size() - 1;
     auto it = std::find_if(open.begin(), open.end(),
                            [&](const Open& o) { return o.dtype == p.scalar_type(); });
@@ -109,14 +146,15 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
   for (const Open& o : closed) {
     Bucket bucket;
     int64_t elements = 0;
-    for (const size_t m : o.members) elements += impl_->slots[m].param.numel();
+    for (const size_t m : o.members) elements += aligned(impl_->slots[m].param.numel());
     bucket.buffer = at::zeros({elements}, impl_->slots[o.members.front()].param.options());
     int64_t offset = 0;
     for (const size_t m : o.members) {
       Slot& slot = impl_->slots[m];
       slot.bucket = impl_->buckets.size();
       slot.view = view_in(bucket.buffer, slot.param, offset);
-      offset += slot.param.numel();
+      slot.offset = offset;
+      offset += aligned(slot.param.numel());
     }
     bucket.members = o.members;
     impl_->buckets.push_back(std::move(bucket));
@@ -124,14 +162,20 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
   for (size_t i = 0; i < impl_->slots.size(); ++i) {
     Impl* impl = impl_.get();
     impl->slots[i].param.register_hook(
-        [impl, i](const at::Tensor& grad) { impl->on_gradient(i, grad); });
+        [impl, i](const at::Tensor& grad) { return impl->on_gradient(i, grad); });
   }
 }
 
 GradientBuckets::~GradientBuckets() = default;
 
 void GradientBuckets::begin_backward() {
-  for (Slot& slot : impl_->slots) slot.ready = false;
+  for (Slot& slot : impl_->slots) {
+    slot.ready = false;
+    // A view left from an earlier step: autograd would add this step's gradient into the very
+    // memory the hook copies it to.
+    if (Impl::is_bucket_view(slot)) slot.param.mutable_grad().reset();
+    slot.give_view = impl_->gradients_as_views && !slot.param.grad().defined();
+  }
   for (Bucket& bucket : impl_->buckets) {
     bucket.pending = bucket.members.size();
     bucket.reduce.reset();
@@ -158,20 +202,23 @@ void GradientBuckets::end_backward() {
     bucket.reduce->wait();
     if (impl.recording) impl.recorded_collectives.push_back(*bucket.reduce);
   }
-  // The averages back into the gradients: one multi-tensor copy (a few kernels, not one per
-  // parameter: this is on the step's critical path).
+  // The averages are the gradients where these are views of the buckets; the others get them in
+  // one multi-tensor copy (a few kernels, not one per parameter: this is on the step's critical
+  // path). A parameter without a gradient this step gets its view (or, views off, a copy).
   std::vector<at::Tensor> grads, views;
-  grads.reserve(impl.slots.size());
-  views.reserve(impl.slots.size());
   for (Slot& slot : impl.slots) {
+    if (Impl::is_bucket_view(slot)) continue;
     at::Tensor& grad = slot.param.mutable_grad();
     if (grad.defined()) {
       grads.push_back(grad);
       views.push_back(slot.view);
+    } else if (impl.gradients_as_views) {
+      grad = view_in(impl.buckets[slot.bucket].buffer, slot.param, slot.offset);
     } else {
       grad = slot.view.clone(at::MemoryFormat::Preserve);
     }
   }
+  impl.last_copied_back = grads.size();
   if (!grads.empty()) at::_foreach_copy_(grads, views);
   if (!impl.recording) return;
   ++impl.steps;
@@ -187,6 +234,14 @@ void GradientBuckets::end_backward() {
 
 size_t GradientBuckets::bucket_count() const {
   return impl_->buckets.size();
+}
+
+const at::Tensor& GradientBuckets::bucket_buffer(size_t i) const {
+  return impl_->buckets.at(i).buffer;
+}
+
+size_t GradientBuckets::last_copied_back() const {
+  return impl_->last_copied_back;
 }
 
 std::vector<size_t> GradientBuckets::bucket_members(size_t i) const {

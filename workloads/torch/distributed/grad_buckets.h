@@ -1,8 +1,17 @@
 // Data-parallel gradient averaging as PyTorch's DistributedDataParallel does it: the parameters'
 // gradients are packed into buckets of about `bucket_cap_bytes` (parameters in reverse order, as
 // the backward produces them; one dtype per bucket), each bucket's all-reduce starts from a
-// gradient hook as soon as its last gradient is ready — overlapping the rest of the backward —
-// and the averaged values are copied back into the gradients after it.
+// gradient hook as soon as its last gradient is ready — overlapping the rest of the backward.
+//
+// Gradients as bucket views (the default; DDP's gradient_as_bucket_view=True): the hook copies
+// the fresh gradient into the parameter's place in its bucket (each place aligned to 64
+// elements, for the optimizer's vectorized loads) and hands autograd that place instead, which
+// autograd then keeps as the parameter's .grad (it steals a gradient it is the only holder of). The
+// all-reduce averages the bucket in place, so the averages are the gradients: no copy back after
+// the last all-reduce (which was on the step's critical path) and no second copy of the gradients
+// in memory. One copy per gradient remains, where DDP's zero-then-accumulate costs a memset and an
+// add. A gradient that did not end up in its bucket (a .grad set before the backward, a layout
+// autograd would not keep) gets the averages copied back, as with views off.
 //
 // Per step: begin_backward(), loss.backward() (the hooks fill and launch buckets), then
 // end_backward() before the optimizer reads the gradients. Buckets are launched in index order
@@ -38,20 +47,31 @@ class GradientBuckets {
  public:
   // Registers a gradient hook on every parameter that requires a gradient (duplicates once).
   // REQUIRES: params on one device; `group` outlives this object.
+  // `gradients_as_views` false: the averages are copied back into the gradients every step.
   GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
-                  int64_t bucket_cap_bytes = kDefaultBucketCapBytes);
+                  int64_t bucket_cap_bytes = kDefaultBucketCapBytes,
+                  bool gradients_as_views = true);
   ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
+  // Gradients that are views of their buckets from an earlier step are dropped (set to none):
+  // after end_backward every gradient holds this backward's average only, as without views.
+  // Host work only (no device work): may run inside a CUDA graph capture.
   void begin_backward();
   // Launches what the hooks did not (parameters without a gradient this step contribute zeros),
-  // waits for every bucket (the current stream waits, on CUDA) and writes the averages into the
-  // gradients (defining those that were not).
+  // waits for every bucket (the current stream waits, on CUDA) and makes the averages the
+  // gradients: views of the buckets where possible, else copied into them (defining those that
+  // were not). Nothing blocks the host on CUDA: a step may be captured in a CUDA graph.
   // Throws c10::Error when a collective failed or timed out (a rank died).
   void end_backward();
 
   size_t bucket_count() const;
+  // Bucket i's flat buffer, which the all-reduce averages in place.
+  const at::Tensor& bucket_buffer(size_t i) const;
+  // Parameters whose averages the last end_backward copied into a gradient of their own (with
+  // views, 0 unless a gradient could not be a view of its bucket).
+  size_t last_copied_back() const;
   // The parameters of bucket i, as indices into the constructor's `params`, in the order their
   // gradients are expected (last parameter first).
   std::vector<size_t> bucket_members(size_t i) const;

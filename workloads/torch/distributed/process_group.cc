@@ -23,7 +23,7 @@ std::optional<double> PendingCollective::device_seconds() const {
 }
 
 ProcessGroup::ProcessGroup(const LaunchEnv& env, const at::Device& device,
-                           std::chrono::milliseconds timeout)
+                           std::chrono::milliseconds timeout, bool time_collectives)
     : rank_(env.rank), size_(env.world_size) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(env.master_port);
@@ -36,7 +36,7 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const at::Device& device,
   if (device.is_cuda()) {
     // Each collective's device time (Work::getDuration): the communication the scaling table
     // reports. Read by ProcessGroupNCCL when it is made.
-    setenv("TORCH_NCCL_ENABLE_TIMING", "1", 0);
+    if (time_collectives) setenv("TORCH_NCCL_ENABLE_TIMING", "1", 0);
     backend_ = detail::make_nccl_backend(store_, rank_, size_, timeout);
     backend_name_ = "nccl";
   } else {

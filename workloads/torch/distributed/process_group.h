@@ -39,10 +39,13 @@ class PendingCollective {
 class ProcessGroup {
  public:
   // Joins the job: rendezvous through the store (rank 0 starts it), then the backend for
-  // `device`'s type. Every collective and store wait fails after `timeout`.
+  // `device`'s type. Every collective and store wait fails after `timeout`. `time_collectives`:
+  // NCCL records each collective's device time (PendingCollective::device_seconds), unless
+  // TORCH_NCCL_ENABLE_TIMING says otherwise.
   // Throws c10::Error (or std::runtime_error) when the rendezvous or the backend fails, or when
   // this build has no backend for the device (Gloo needs its headers at build time).
-  ProcessGroup(const LaunchEnv& env, const at::Device& device, std::chrono::milliseconds timeout);
+  ProcessGroup(const LaunchEnv& env, const at::Device& device, std::chrono::milliseconds timeout,
+               bool time_collectives = true);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
