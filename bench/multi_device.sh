@@ -156,6 +156,7 @@ scaling() {
     ours "scaling_$model" "${extra[@]}"
     ours "scaling_$model" "${extra[@]}" --graphs off
     ours "scaling_$model" "${extra[@]}" --world-size "$gpus" --dist-timeout 120
+    ours "scaling_$model" "${extra[@]}" --world-size "$gpus" --dist-timeout 120 --graphs off
     reference "scaling_$model" 1 train --model "$model" --batch "$batch"
     reference "scaling_$model" "$gpus" train --model "$model" --batch "$batch"
   done

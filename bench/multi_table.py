@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The data-parallel scaling table from bench/multi_device.sh's multi_scaling_*.jsonl files:
-per model, gpuscope-torch on 1 GPU (CUDA graphs, and eager as the data-parallel step runs) and on
-N GPUs, against torchrun + DDP on 1 and N GPUs. Efficiency = N-GPU samples/s / (N x 1-GPU).
+per model, gpuscope-torch on 1 GPU (CUDA graphs, and eager) and on N GPUs (with CUDA graphs, the
+default, and eager: the eager run gives the communication figures), against torchrun + DDP on 1
+and N GPUs. Efficiency = N-GPU samples/s / (N x 1-GPU), like for like: the N-GPU run with graphs
+against the 1-GPU run with graphs.
 Prints the table and one JSON line per model (a `scaling` record)."""
 import json
 import sys
@@ -18,8 +20,11 @@ def rows(path):
             graphs = r["options"]["cuda_graphs"]
         elif r.get("type") == "result" and r.get("rank", 0) == 0:
             dp = r.get("data_parallel")
-            key = dp["world_size"] if dp else ("1g" if graphs else "1e")
-            ours[key] = r
+            if dp:
+                key = dp["world_size"] if graphs else f'{dp["world_size"]}e'
+            else:
+                key = "1g" if graphs else "1e"
+            ours[key] = dict(r, graphs=graphs)
         elif r.get("type") == "reference":
             ref[r["world_size"]] = r
     return ours, ref
@@ -30,7 +35,8 @@ def gib(b):
 
 
 def main():
-    print(f'{"model":9} {"ours 1 GPU":>11} {"(graphs)":>9} {"ours N":>9} {"eff.":>6} {"comm ms":>8}'
+    print(f'{"model":9} {"ours 1 GPU":>11} {"(graphs)":>9} {"ours N":>9} {"eff.":>6} {"eager N":>8}'
+          f' {"eff.":>6} {"comm ms":>8}'
           f' {"exposed":>8} {"overlap":>8} {"GiB/GPU":>8} {"DDP 1":>8} {"DDP N":>8} {"eff.":>6}'
           f' {"ours/DDP":>8}')
     for path in sys.argv[1:]:
@@ -39,11 +45,14 @@ def main():
         if n is None:
             print(path, "no N-GPU row")
             continue
-        eager, graphs, multi = ours.get("1e"), ours.get("1g"), ours.get(n)
+        eager, graphs = ours.get("1e"), ours.get("1g")
+        multi = ours.get(n) or ours.get(f"{n}e")  # with graphs, else eager
+        multi_eager = ours.get(f"{n}e")
+        like = graphs if multi and multi["graphs"] else eager
         r1, rn = ref.get(1), ref.get(n)
         sps = lambda r: r["samples_per_second"] if r else None
         eff = lambda one, many: many / (n * one) if one and many else None
-        dp = multi["data_parallel"] if multi else {}
+        dp = (multi_eager or multi or {}).get("data_parallel") or {}
         comm = dp.get("collective_seconds_per_step")
         exposed = dp.get("exposed_seconds_per_step")
         mem = max((x.get("peak_reserved_bytes") or 0) for x in dp.get("ranks") or [{}])
@@ -51,8 +60,9 @@ def main():
             "type": "scaling", "model": multi["model"] if multi else None, "gpus": n,
             "batch_per_gpu": multi["batch"] if multi else None,
             "ours_1gpu_eager": sps(eager), "ours_1gpu_graphs": sps(graphs), "ours_ngpu": sps(multi),
-            "ours_efficiency": eff(sps(eager), sps(multi)),
-            "ours_efficiency_vs_graphs": eff(sps(graphs), sps(multi)),
+            "ours_ngpu_graphs": bool(multi and multi["graphs"]), "ours_ngpu_eager": sps(multi_eager),
+            "ours_efficiency": eff(sps(like), sps(multi)),
+            "ours_efficiency_eager": eff(sps(eager), sps(multi_eager)),
             "collective_seconds_per_step": comm, "exposed_seconds_per_step": exposed,
             "overlap_fraction": dp.get("overlap_fraction"), "peak_reserved_bytes_per_gpu": mem,
             "ddp_1gpu": sps(r1), "ddp_ngpu": sps(rn), "ddp_efficiency": eff(sps(r1), sps(rn)),
@@ -61,6 +71,8 @@ def main():
         f = lambda v, fmt: format(v, fmt) if v is not None else "-"
         print(f'{record["model"] or path:9} {f(sps(eager), "11.1f")} {f(sps(graphs), "9.1f")}'
               f' {f(sps(multi), "9.1f")} {f(record["ours_efficiency"] and 100 * record["ours_efficiency"], "5.1f")}%'
+              f' {f(sps(multi_eager), "8.1f")}'
+              f' {f(record["ours_efficiency_eager"] and 100 * record["ours_efficiency_eager"], "5.1f")}%'
               f' {f(comm and comm * 1e3, "8.2f")} {f(exposed and exposed * 1e3, "8.2f")}'
               f' {f(record["overlap_fraction"] and 100 * record["overlap_fraction"], "7.1f")}%'
               f' {gib(mem):>8} {f(sps(r1), "8.1f")} {f(sps(rn), "8.1f")}'
