@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -341,13 +342,35 @@ Observations observe(const Timeline& t, const TraceSummary& s,
 
   const auto [from, to] = analysed_span(t, s);
   const std::vector<Interval> busy = merged_busy(t, from, to);
+  // A wait on a thread that launches no GPU work (NCCL's watchdog, a logger) holds back no
+  // launch: only the launching threads' waits count, where launches were recorded.
+  std::set<std::pair<pid_t, pid_t>> launching;
+  for (const HostInterval& h : t.host) {
+    if (h.end_ns > from && h.start_ns < to && h.kind == HostInterval::Kind::api &&
+        is_launch(t.names[h.name]))
+      launching.insert({h.pid, h.tid});
+  }
+  const auto counts = [&](const HostInterval& h) {
+    return launching.empty() || launching.count({h.pid, h.tid}) != 0;
+  };
+  if (!launching.empty()) {
+    double syncs = 0, sync_s = 0;
+    for (const HostInterval& h : t.host) {
+      if (h.kind != HostInterval::Kind::sync || h.end_ns <= from || h.start_ns >= to || !counts(h))
+        continue;
+      ++syncs;
+      sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
+    }
+    o.syncs = syncs / n;
+    o.sync_s = sync_s / n;
+  }
   double wait_idle = 0, after_sync = 0, launches = 0, launch_s = 0;
   for (const HostInterval& h : t.host) {
     if (h.end_ns <= from || h.start_ns >= to) continue;
     if (h.kind == HostInterval::Kind::data_wait) {
       const std::int64_t a = std::max(h.start_ns, from), b = std::min(h.end_ns, to);
       wait_idle += static_cast<double>((b - a) - covered(busy, a, b)) * kNs;
-    } else if (h.kind == HostInterval::Kind::sync && h.start_ns >= from) {
+    } else if (h.kind == HostInterval::Kind::sync && h.start_ns >= from && counts(h)) {
       if (auto next = next_busy(busy, h.end_ns); next && covered(busy, h.end_ns, h.end_ns + 1) == 0)
         after_sync += static_cast<double>(*next - h.end_ns) * kNs;
     } else if (h.kind == HostInterval::Kind::api && is_launch(t.names[h.name])) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace gpuscope::analysis {
@@ -147,6 +148,45 @@ TEST(Diagnose, TheMeanMatrixKernelIsTheKernelTables) {
     ASSERT_TRUE(mean_us) << fixture;
     EXPECT_NEAR(*mean_us, seconds / kernels * 1e6, 0.15 * seconds / kernels * 1e6) << fixture;
   }
+}
+
+// The same recording with its waits moved to a thread that launches nothing (as NCCL's watchdog
+// waits on its events): the training loop no longer synchronizes every step.
+TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
+  const fs::path from = kFixtures / "diagnose" / "h100_sync_every_step";
+  TempDir dir;
+  std::set<std::string> waits;
+  for (const auto& entry : fs::directory_iterator(from)) {
+    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) != 0) continue;
+    std::istringstream in(read(entry.path()));
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j["t"] == "sync") waits.insert(std::to_string(j["corr"].get<uint64_t>()));
+    }
+  }
+  ASSERT_FALSE(waits.empty());
+  for (const auto& entry : fs::directory_iterator(from)) {
+    std::string text = read(entry.path());
+    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) == 0) {
+      std::istringstream in(text);
+      std::string out;
+      for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line);
+        if ((j["t"] == "runtime" || j["t"] == "driver") && j.contains("corr") &&
+            waits.count(std::to_string(j["corr"].get<uint64_t>())) != 0)
+          j["tid"] = 4242;  // a thread of the process that launches no GPU work
+        out += j.dump() + "\n";
+      }
+      text = out;
+    }
+    write(dir.path() / entry.path().filename(), text);
+  }
+  auto original = diagnose_dir(from, {});
+  ASSERT_TRUE(original.ok()) << original.status().message();
+  ASSERT_NE(find(original->findings, "sync_every_step"), nullptr);
+  auto moved = diagnose_dir(dir.path(), {});
+  ASSERT_TRUE(moved.ok()) << moved.status().message();
+  EXPECT_EQ(find(moved->findings, "sync_every_step"), nullptr);
 }
 
 TEST(Diagnose, HealthyTrainingHasNoMajorFinding) {
