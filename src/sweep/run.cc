@@ -710,8 +710,15 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
   progress << fmt::format("  plan ({}): {}{}\n", knob_unit(options.knob), plan_text,
                           options.refine ? ", then points around the 80/90/95 % knees" : "");
   if (clocks) {
-    progress << "  each point locks the SM clock (min = max); the end resets the lock: NVML "
-                "cannot read a lock set before the sweep, so none is set again\n";
+    progress << (options.dry_run
+                     ? "  the dry run measures the clocks as they are (its point is shown at the "
+                       "highest lockable clock)\n"
+                     : "  each point locks the SM clock (min = max); the end resets the lock: "
+                       "NVML cannot read a lock set before the sweep, so none is set again\n");
+    if (targets->size() > 1) {
+      progress << "  the plan's clocks are GPU " << result.gpus.front().index
+               << "'s; another GPU's driver rounds them to its own\n";
+    }
   }
   progress << fmt::format("  privilege to change {} (root or CAP_SYS_ADMIN): {}\n",
                           clocks ? "clocks" : "limits", result.privileged ? "yes" : "no");

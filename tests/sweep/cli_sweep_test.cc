@@ -875,7 +875,7 @@ TEST_F(SweepClocks, TheDryRunPrintsThePlanInMhzAndLocksNothing) {
   EXPECT_THAT(r.err, HasSubstr("dry run: nothing is changed"));
   EXPECT_THAT(r.err, HasSubstr("SM clock lockable 210-2100 MHz"));
   EXPECT_THAT(r.err, HasSubstr("plan (MHz): 2100 1995"));
-  EXPECT_THAT(r.err, HasSubstr("the end resets the lock"));
+  EXPECT_THAT(r.err, HasSubstr("the dry run measures the clocks as they are"));
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc["workloads"][0]["points"].size(), 1u);
   const auto& point = doc["workloads"][0]["points"][0];
