@@ -681,7 +681,9 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
     result.gpus.push_back(t.prior);
   }
   const bool clocks = options.knob == Knob::locked_clocks;
-  auto plan = clocks ? plan_clocks(targets->front().prior.sm_clocks_mhz, options.limits)
+  auto plan = clocks ? plan_clocks(targets->empty() ? std::vector<unsigned>{}
+                                                    : targets->front().prior.sm_clocks_mhz,
+                                   options.limits)
                      : plan_limits(low, high, options.limits);
   if (!plan.ok()) return plan.status();
   result.plan = *plan;
