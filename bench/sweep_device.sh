@@ -15,8 +15,10 @@
 # `gpuscope sweep --model` and `gpuscope-torch --windows 0`, i.e. built from this branch) instead
 # of ./bin from `build`.
 # Writes under $OUT: sweep_device.txt (GPU, settings before/after, summary), sweep_build.log,
-# sweep_row.{out,json} (ViT-B/16 amp_bf16 training, batch 64) and sweep_seeds.{out,json}
-# (--preset seeds: ViT-B/16 train and infer in every precision mode).
+# sweep_row.{out,json} (ViT-B/16 amp_bf16 training, batch 64), sweep_clocks.{out,json} (the same
+# row with --knob clocks: the lockable SM clocks and the plan in MHz; nothing is locked) and
+# sweep_seeds.{out,json} (--preset seeds: ViT-B/16 train and infer in every precision mode, the
+# sweep's own warm-up off; about 2-3 minutes).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -59,7 +61,7 @@ dry() {
     --json "$out/sweep_$name.json" >"$out/sweep_$name.out" 2>&1
   rc=$?
   echo "gpuscope sweep --dry-run $* -> exit $rc in $(($(date +%s) - start)) s" | tee -a "$facts"
-  grep -E "GPU 0|plan|privilege|journal|skipped|stopped|samples/s|  [0-9]+ W " "$out/sweep_$name.out" |
+  grep -E "GPU 0|plan|privilege|journal|lock|skipped|stopped|samples/s|  [0-9]+ (W|MHz) " "$out/sweep_$name.out" |
     head -60 | tee -a "$facts"
 }
 
@@ -76,7 +78,9 @@ run() {
   settings >"$out/settings_before.txt" 2>&1
   cat "$out/settings_before.txt" >>"$facts"
   dry row --model vit_b16 --task train --mode amp_bf16 --batch 64 --window 2 --warmup 3 --windows 2
-  dry seeds --preset seeds --window 1 --warmup 2 --windows 2
+  dry clocks --knob clocks --model vit_b16 --task train --mode amp_bf16 --batch 64 --window 2 \
+    --warmup 3 --windows 2
+  dry seeds --preset seeds --window 1 --warmup 0 --windows 2
   settings >"$out/settings_after.txt" 2>&1
   {
     echo "-- settings after:"

@@ -183,6 +183,20 @@ class Device {
   // GPU's limit cannot be set (or the library lacks the function), gpu_lost.
   Status set_power_limit_w(double watts) const;
 
+  // The SM (graphics) clocks a lock may name, in MHz, high to low: those the driver lists for
+  // the highest supported memory clock (nvmlDeviceGetSupportedGraphicsClocks). not_supported
+  // where the GPU or library has no list (before Volta).
+  Result<std::vector<unsigned>> supported_sm_clocks_mhz() const;
+  // Locks the SM clock into [min_mhz, max_mhz] (nvmlDeviceSetGpuLockedClocks; min = max pins
+  // it, as `nvidia-smi -lgc C` does). A power or thermal limit may still hold it lower. Only
+  // the sweep calls it, behind --allow-power-changes. Fails like set_power_limit_w():
+  // permission_denied without root or CAP_SYS_ADMIN, invalid_argument for a range the GPU
+  // refuses, not_supported where the clocks cannot be locked, gpu_lost.
+  Status set_locked_sm_clocks_mhz(unsigned min_mhz, unsigned max_mhz) const;
+  // Removes any SM clock lock (nvmlDeviceResetGpuLockedClocks): the driver chooses the clock
+  // again. NVML has no getter for a lock, so this is how a lock is undone.
+  Status reset_locked_sm_clocks() const;
+
   // Nanoseconds each reason has held the clocks down since the driver loaded, from NVML's
   // field counters (one nvmlDeviceGetFieldValues call). A reason without a counter on this
   // GPU/driver is absent from the map (hw_slowdown always is). Fails only when the call itself

@@ -1,7 +1,9 @@
 // The power-limit sweep: how a workload's speed and energy follow a GPU's power limit, and the
-// limit that keeps 80/90/95 % of the speed for far less energy (seeds/000).
+// limit that keeps 80/90/95 % of the speed for far less energy (seeds/000) - or the same against
+// a lock of the SM clock (Knob::locked_clocks, `--knob clocks`).
 //
-// A sweep lowers the power limit of the chosen GPUs step by step from the maximum while ONE
+// A sweep lowers the power limit (or the SM clock lock) of the chosen GPUs step by step from the
+// maximum while ONE
 // workload process runs throughout (its speed comes from the JSON lines it prints,
 // {"samples_per_second": X}), and at each limit measures windows of speed, energy, power,
 // clocks, temperatures and throttle reasons. Several workloads (the precision modes of
@@ -10,7 +12,8 @@
 //
 // What it changes, and how that is undone (README: "Power-limit sweeps"):
 //   - nothing without SweepOptions::allow_power_changes; a dry run never calls a setter;
-//   - only the power limit: never persistence mode, compute mode, MIG or application clocks;
+//   - only the power limit, or only the SM clock lock: never persistence mode, compute mode,
+//     MIG or application clocks;
 //   - before the first change, each GPU's prior limit is written to a journal file in the state
 //     directory (atomically, fsync'd), and a guardian process is running that restores the
 //     journal as soon as its pipe to the sweeping process closes (that process was killed);
@@ -18,10 +21,14 @@
 //     any error (an RAII guard); what survives both processes (power loss, both killed) is
 //     restored by restore_leftover_limits(), which every gpuscope command calls at start;
 //   - a GPU is swept by one process at a time (a lock file per GPU in the state directory).
+// A clock lock is undone with a reset (nvmlDeviceResetGpuLockedClocks): NVML cannot read back a
+// lock, so the journal records the prior setting as "unlocked" and the restore removes the lock
+// (a lock someone set before the sweep is not set again).
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -42,6 +49,15 @@ struct RowSpec;
 
 namespace gpuscope::sweep {
 
+// What a sweep changes: the power limit (W) or a lock of the SM clock (MHz, min = max).
+enum class Knob { power_limit, locked_clocks };
+// "power_limit" | "locked_clocks" (the JSON's and the journal's "knob").
+const char* knob_name(Knob knob);
+// "W" | "MHz".
+const char* knob_unit(Knob knob);
+// The JSON's and the store's key of a point's value: "power_limit_w" | "sm_clock_lock_mhz".
+const char* knob_key(Knob knob);
+
 // The JSON document's "kind" and "schema_version" (pinned by tests/sweep).
 inline constexpr const char* kSweepJsonKind = "gpuscope.sweep";
 inline constexpr int kSweepSchemaVersion = 1;
@@ -55,6 +71,7 @@ std::string default_state_dir();
 // with permission_denied before its workload starts.
 bool has_power_change_privilege();
 
+// In the knob's unit (W, or MHz for a clock lock).
 struct LimitRange {
   double from_w = 0;  // the first (highest) limit
   double to_w = 0;    // the last (lowest)
@@ -98,14 +115,17 @@ struct SweepOptions {
   std::vector<std::string> gpus;  // NVML indices or UUIDs; empty: every GPU
   // Swept in turn, each over every limit (one process each for its whole sweep).
   std::vector<WorkloadSpec> workloads;
-  bool allow_power_changes = false;
+  Knob knob = Knob::power_limit;
+  bool allow_power_changes = false;  // also for a clock lock
   // Prints the plan, the prior limits and the privilege check, and measures the workload at the
   // current limit only. Never changes anything.
   bool dry_run = false;
-  std::optional<LimitRange> limits;  // absent: max -> min in steps of ~5 % of the max
-  bool refine = true;                // extra points between those that bracket the knees
-  double window_s = 5.0;             // one measurement window
-  double warmup_s = 10.0;            // after each change, before the first window
+  // Absent: max -> min in steps of ~5 % of the max (a clock lock: the highest supported SM
+  // clock down to ~40 % of it).
+  std::optional<LimitRange> limits;
+  bool refine = true;      // extra points between those that bracket the knees
+  double window_s = 5.0;   // one measurement window
+  double warmup_s = 10.0;  // after each change, before the first window
   // A workload's first point waits for its first speed line (its start: CUDA, the model) for up
   // to this long before the warm-up; without one it ends with `timeout`.
   double start_timeout_s = 600.0;
@@ -138,7 +158,7 @@ struct GpuReading {
 };
 
 struct Point {
-  double limit_w = 0;
+  double value = 0;                    // the knob's setting: W, or MHz
   bool refined = false;                // added to bracket a knee
   std::optional<std::string> skipped;  // why it has no measurement
   double started_s = 0;                // since the sweep began (thermal drift shows against it)
@@ -156,17 +176,17 @@ struct Point {
 };
 
 struct Knee {
-  double fraction = 0;  // of the fastest point's speed
-  double limit_w = 0;
+  double fraction = 0;           // of the fastest point's speed
+  double value = 0;              // W or MHz
   bool at_lowest_limit = false;  // reached already at the lowest limit measured
 };
 
-// The seed's answer: "330 W: -10 % speed, -25 % energy, -5 C", against the maximum limit's
-// point and against the limit the GPUs had before the sweep.
+// The seed's answer: "330 W: -10 % speed, -25 % energy, -5 C" ("1410 MHz: ..." for a clock
+// lock), against the maximum limit's point and against the limit the GPUs had before the sweep.
 struct Recommendation {
-  double limit_w = 0;  // the 90 % knee, rounded to 5 W
+  double value = 0;  // the 90 % knee, rounded to 5 W (15 MHz)
   struct Change {
-    double reference_limit_w = 0;
+    double reference = 0;                 // the setting compared with
     double speed = 0;                     // relative: -0.10
     double energy = 0;                    // J/sample, relative
     std::optional<double> temperature_c;  // difference in degrees
@@ -184,15 +204,17 @@ struct GpuPrior {
   std::optional<double> default_limit_w;
   double min_limit_w = 0;
   double max_limit_w = 0;
+  // The SM clocks a lock may name, high to low (read for a clock sweep only).
+  std::vector<unsigned> sm_clocks_mhz;
 };
 
 // One workload's sweep: its curve and the answers from it.
 struct WorkloadResult {
   WorkloadSpec spec;
-  std::vector<Point> points;  // in measured order
-  std::vector<Knee> knees;    // 0.8, 0.9, 0.95 (those found)
-  std::optional<double> min_energy_limit_w;
-  std::optional<double> min_energy_delay_limit_w;
+  std::vector<Point> points;               // in measured order
+  std::vector<Knee> knees;                 // 0.8, 0.9, 0.95 (those found)
+  std::optional<double> min_energy_value;  // W or MHz
+  std::optional<double> min_energy_delay_value;
   std::optional<Recommendation> recommendation;
   // The workload could not run here: it said so itself (gpuscope-torch's `skipped` line, e.g. a
   // precision mode this GPU lacks) before its first point. Not an error of the sweep.
@@ -203,11 +225,13 @@ struct WorkloadResult {
 };
 
 struct SweepResult {
+  Knob knob = Knob::power_limit;
   bool dry_run = false;
   bool privileged = false;  // has_power_change_privilege()
   std::string state_dir;
   std::vector<GpuPrior> gpus;
-  std::vector<double> plan_w;  // the planned limits, high to low (refinements not included)
+  // The planned settings, high to low, in the knob's unit (refinements not included).
+  std::vector<double> plan;
   std::vector<WorkloadResult> workloads;  // in the order swept (those not reached are absent)
   // Restores done at the end ("GPU 0: 390 W restored (was 330 W)") and those that failed.
   std::vector<std::string> restore_notes;
@@ -227,15 +251,25 @@ struct SweepResult {
 Result<std::vector<double>> plan_limits(double min_w, double max_w,
                                         const std::optional<LimitRange>& range);
 
-// Limits to add so that each knee is bracketed more closely: the midpoint (whole watts) of
-// the two measured limits around each knee, when they are more than `resolution_w` apart and
-// the midpoint was not measured.
+// The planned SM clock locks, high to low, from `supported_mhz` (the GPU's lockable clocks):
+// `range` when given, else from the highest down in steps of 5 % of it to 40 % of it; each
+// snapped to the nearest supported clock, without repeats. Fails with invalid_argument for a
+// range with no step or no supported clock inside it, not_supported for an empty list.
+Result<std::vector<double>> plan_clocks(const std::vector<unsigned>& supported_mhz,
+                                        const std::optional<LimitRange>& range);
+
+// Settings to add so that each knee is bracketed more closely: the midpoint (rounded by
+// `snap`, by default to whole units) of the two measured settings around each knee, when they
+// are more than `resolution` apart and the midpoint was not measured.
 std::vector<double> refine_limits(const std::vector<Point>& points,
-                                  const std::vector<double>& fractions, double resolution_w = 6);
+                                  const std::vector<double>& fractions, double resolution = 6,
+                                  const std::function<double(double)>& snap = {});
 
 // Knees, minimum-energy and minimum energy-delay points, recommendation, from workload.points;
-// the recommendation also against `prior_limit_w` (the limit before the sweep) when given.
-void compute_answers(WorkloadResult& workload, std::optional<double> prior_limit_w);
+// the recommendation also against `prior` (the setting before the sweep) when given, rounded
+// to `round_to` (5 W; 15 MHz for a clock lock) and written in `unit`.
+void compute_answers(WorkloadResult& workload, std::optional<double> prior, double round_to = 5,
+                     const std::string& unit = "W");
 
 // Runs the sweep. Fails before any change with invalid_argument (no workload, bad options,
 // changes not allowed), permission_denied (not privileged, or the driver refuses), not_supported
@@ -264,7 +298,8 @@ void print_sweep(const SweepResult& result, std::ostream& out);
 // (samples_per_s, or gemm_flop_per_s for a TFLOP/s workload) and energy_per_sample_j, tagged
 // power_limit_w and the workload's tags (model, task, mode: one curve per mode, as the report's
 // sweep section reads them), and per GPU its power, energy, SM clock and temperature; the knees
-// as power_limit_knee_w (tagged fraction).
+// as power_limit_knee_w (tagged fraction). A clock sweep tags sm_clock_lock_mhz instead, its
+// knees sm_clock_lock_knee_mhz.
 store::RunData sweep_to_run(const SweepResult& result, const std::string& command_line);
 
 }  // namespace gpuscope::sweep

@@ -2,6 +2,7 @@
 // API to the oldest) with its unit converted to SI.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gpuscope/nvml.h"
@@ -232,6 +233,58 @@ Status Device::set_power_limit_w(double watts) const {
   if (!(watts > 0)) return Status(Code::invalid_argument, "a power limit must be positive");
   const auto mw = static_cast<unsigned>(std::llround(watts * 1000.0));
   return GPUSCOPE_NVML_CALL(*api_, nvmlDeviceSetPowerManagementLimit, handle_, mw);
+}
+
+namespace {
+
+// A list of clocks NVML fills, high to low, retried with the size NVML asks for.
+template <class Fill>
+Result<std::vector<unsigned>> clock_list(const char* function, Fill fill) {
+  std::vector<unsigned> clocks(256);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto count = static_cast<unsigned>(clocks.size());
+    const nvmlReturn_t rc = fill(&count, clocks.data());
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count > clocks.size()) {
+      clocks.resize(count);
+      continue;
+    }
+    GPUSCOPE_RETURN_IF_ERROR(GPUSCOPE_API_CHECK(rc));
+    clocks.resize(std::min<std::size_t>(count, clocks.size()));
+    if (clocks.empty()) return Status(Code::not_supported, fmt::format("{}: none", function));
+    std::sort(clocks.rbegin(), clocks.rend());
+    return clocks;
+  }
+  return Status(Code::internal, fmt::format("{}: the list kept growing", function));
+}
+
+}  // namespace
+
+Result<std::vector<unsigned>> Device::supported_sm_clocks_mhz() const {
+  if (api_->nvmlDeviceGetSupportedMemoryClocks == nullptr ||
+      api_->nvmlDeviceGetSupportedGraphicsClocks == nullptr) {
+    return Status(Code::not_supported,
+                  "nvmlDeviceGetSupportedGraphicsClocks is not exported by this NVML library");
+  }
+  GPUSCOPE_ASSIGN_OR_RETURN(
+      std::vector<unsigned> memory,
+      clock_list("nvmlDeviceGetSupportedMemoryClocks", [&](unsigned* count, unsigned* clocks) {
+        return api_->nvmlDeviceGetSupportedMemoryClocks(handle_, count, clocks);
+      }));
+  return clock_list("nvmlDeviceGetSupportedGraphicsClocks", [&](unsigned* count, unsigned* clocks) {
+    return api_->nvmlDeviceGetSupportedGraphicsClocks(handle_, memory.front(), count, clocks);
+  });
+}
+
+Status Device::set_locked_sm_clocks_mhz(unsigned min_mhz, unsigned max_mhz) const {
+  if (min_mhz == 0 || min_mhz > max_mhz) {
+    return Status(Code::invalid_argument,
+                  fmt::format("no SM clock range {}-{} MHz", min_mhz, max_mhz));
+  }
+  return GPUSCOPE_NVML_CALL(*api_, nvmlDeviceSetGpuLockedClocks, handle_, min_mhz, max_mhz);
+}
+
+Status Device::reset_locked_sm_clocks() const {
+  return GPUSCOPE_NVML_CALL(*api_, nvmlDeviceResetGpuLockedClocks, handle_);
 }
 
 Result<double> Device::temperature_c() const {

@@ -1,5 +1,7 @@
 // The power-limit sweep section: throughput and energy per sample against the power limit, with
-// the 80/90/95 % knees — the lowest limit that keeps that share of the best speed.
+// the 80/90/95 % knees — the lowest limit that keeps that share of the best speed. A sweep of
+// the SM clock lock (`sweep --knob clocks`, tagged sm_clock_lock_mhz) gets its own section of the
+// same charts against the lock.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +22,38 @@ using analysis::SweepPoint;
 
 constexpr double kKneeFractions[] = {0.8, 0.9, 0.95};
 
+// What a sweep turned: its store tag, how the report's unit reads it, and its words.
+struct Knob {
+  const char* tag;         // "power_limit_w"
+  double to_unit;          // tag value -> `unit`'s base (MHz -> Hz)
+  Unit unit;               // watts
+  const char* noun;        // "power limit"
+  const char* short_noun;  // "limit"
+  const char* key;         // section and block keys' stem
+  const char* title;       // the section's
+  const char* question;    // its intro
+  const char* saved;       // the table's column of 1 - knee / max
+};
+
+constexpr Knob kPowerLimit{"power_limit_w",
+                           1,
+                           Unit::watts,
+                           "power limit",
+                           "limit",
+                           "sweep",
+                           "Power limit (sweep)",
+                           "What power limit keeps most of the speed for far less energy and heat?",
+                           "power saved at 90 %"};
+constexpr Knob kClockLock{"sm_clock_lock_mhz",
+                          1e6,
+                          Unit::hertz,
+                          "SM clock lock",
+                          "lock",
+                          "sweep_clocks",
+                          "SM clock lock (sweep)",
+                          "What SM clock keeps most of the speed for far less energy and heat?",
+                          "clock lowered at 90 %"};
+
 struct SweepCurve {
   Entry entry;
   std::string model, task, mode;
@@ -29,14 +63,15 @@ struct SweepCurve {
   std::vector<Knee> knees;
 };
 
-std::vector<SweepCurve> collect_curves(const ReportBuilder& b) {
+std::vector<SweepCurve> collect_curves(const ReportBuilder& b, const Knob& knob) {
   namespace names = store::names;
   std::vector<SweepCurve> curves;
   for (const store::RunData& run : b.runs()) {
     if (!holds(run, DataKind::sweep)) continue;
     for (const store::Measurement& m : run.measurements) {
-      auto limit = tag_number(m, "power_limit_w");
+      auto limit = tag_number(m, knob.tag);
       if (!limit || !m.value) continue;
+      *limit *= knob.to_unit;
       bool rate = m.name == names::kSamplesPerS || m.name == names::kGemmFlopPerS;
       bool energy = m.name == names::kEnergyPerSample;
       if (!rate && !energy) continue;
@@ -99,10 +134,8 @@ double value_at(const std::map<double, double>& curve, double x) {
   return lo->second + (x - lo->first) / (hi->first - lo->first) * (hi->second - lo->second);
 }
 
-}  // namespace
-
-void add_sweep_section(ReportBuilder& b) {
-  std::vector<SweepCurve> curves = collect_curves(b);
+void add_knob_section(ReportBuilder& b, const Knob& knob) {
+  std::vector<SweepCurve> curves = collect_curves(b, knob);
   curves.erase(std::remove_if(curves.begin(), curves.end(),
                               [](const SweepCurve& c) { return c.throughput.empty(); }),
                curves.end());
@@ -125,20 +158,21 @@ void add_sweep_section(ReportBuilder& b) {
   };
 
   Chart relative;
-  relative.key = "sweep_throughput";
-  relative.title = "Throughput vs power limit";
-  relative.caption =
-      "Each curve relative to its own best; ◆ the lowest power limit that keeps "
-      "90 % of it (80 % and 95 % in the table and on hover).";
+  relative.key = fmt::format("{}_throughput", knob.key);
+  relative.title = fmt::format("Throughput vs {}", knob.noun);
+  relative.caption = fmt::format(
+      "Each curve relative to its own best; ◆ the lowest {} that keeps "
+      "90 % of it (80 % and 95 % in the table and on hover).",
+      knob.noun);
   relative.kind = ChartKind::lines;
-  relative.x_title = "power limit";
-  relative.x_unit = Unit::watts;
+  relative.x_title = knob.noun;
+  relative.x_unit = knob.unit;
   relative.y_title = "share of the best throughput";
   relative.y_unit = Unit::ratio;
   relative.y_from_zero = false;
   Chart energy = relative;
-  energy.key = "sweep_energy";
-  energy.title = "Energy per sample vs power limit";
+  energy.key = fmt::format("{}_energy", knob.key);
+  energy.title = fmt::format("Energy per sample vs {}", knob.noun);
   energy.caption =
       "Lower is better: below the knee a sample costs less energy, above it the "
       "extra watts buy little speed.";
@@ -148,24 +182,27 @@ void add_sweep_section(ReportBuilder& b) {
   energy.markers.clear();
 
   Table t;
-  t.key = "sweep_knees";
-  t.title = "Knees of the power-limit curves";
-  t.caption =
-      "The lowest power limit that keeps 80, 90 and 95 % of the best throughput, "
-      "interpolated between the limits measured; ≤ when already reached at the lowest "
-      "limit measured.";
+  t.key = fmt::format("{}_knees", knob.key);
+  t.title = fmt::format("Knees of the {} curves", knob.noun);
+  t.caption = fmt::format(
+      "The lowest {0} that keeps 80, 90 and 95 % of the best throughput, "
+      "interpolated between the {1}s measured; ≤ when already reached at the lowest "
+      "{1} measured.",
+      knob.noun, knob.short_noun);
+  const bool watts = knob.unit == Unit::watts;  // the power-limit table keeps its column keys
   if (entries.size() > 1) t.columns.push_back({"gpu", "GPU", Unit::none});
-  t.columns.insert(t.columns.end(),
-                   {{"model", "model", Unit::none},
-                    {"task", "task", Unit::none},
-                    {"mode", "mode", Unit::none},
-                    {"best_throughput", "best", curves.front().unit},
-                    {"best_at_w", "at limit", Unit::watts},
-                    {"knee80_w", "80 % at", Unit::watts},
-                    {"knee90_w", "90 % at", Unit::watts},
-                    {"knee95_w", "95 % at", Unit::watts},
-                    {"power_saved_at_90", "power saved at 90 %", Unit::ratio},
-                    {"energy_per_sample_at_90_j", "energy/sample at 90 %", Unit::joules}});
+  t.columns.insert(
+      t.columns.end(),
+      {{"model", "model", Unit::none},
+       {"task", "task", Unit::none},
+       {"mode", "mode", Unit::none},
+       {"best_throughput", "best", curves.front().unit},
+       {watts ? "best_at_w" : "best_at_hz", fmt::format("at {}", knob.short_noun), knob.unit},
+       {watts ? "knee80_w" : "knee80_hz", "80 % at", knob.unit},
+       {watts ? "knee90_w" : "knee90_hz", "90 % at", knob.unit},
+       {watts ? "knee95_w" : "knee95_hz", "95 % at", knob.unit},
+       {watts ? "power_saved_at_90" : "clock_lowered_at_90", knob.saved, Unit::ratio},
+       {"energy_per_sample_at_90_j", "energy/sample at 90 %", Unit::joules}});
 
   for (const SweepCurve& c : curves) {
     auto [best_limit, best] = best_point(c);
@@ -180,10 +217,10 @@ void add_sweep_section(ReportBuilder& b) {
     for (const Knee& k : c.knees) {
       std::string label =
           fmt::format("{:.0f} % at {}{}", k.fraction * 100, k.at_lowest_limit ? "≤ " : "",
-                      format_value(k.power_limit_w, Unit::watts));
+                      format_value(k.power_limit_w, knob.unit));
       relative.markers.push_back(
           {k.power_limit_w, k.fraction, fmt::format("{}: {}", s.name, label),
-           k.fraction == 0.9 ? format_value(k.power_limit_w, Unit::watts) : std::string()});
+           k.fraction == 0.9 ? format_value(k.power_limit_w, knob.unit) : std::string()});
     }
     if (!c.energy_per_sample.empty()) {
       Series e;
@@ -225,25 +262,33 @@ void add_sweep_section(ReportBuilder& b) {
     const SweepCurve& first = *knees90.front().second;
     double max_limit = first.throughput.rbegin()->first;
     std::string detail = fmt::format(
-        "{}: 90 % of its best speed at {} of {} ({} less power)", name_of(first),
-        format_value(knees90.front().first, Unit::watts), format_value(max_limit, Unit::watts),
-        format_value(1 - knees90.front().first / max_limit, Unit::ratio));
+        "{}: 90 % of its best speed at {} of {} ({} less {})", name_of(first),
+        format_value(knees90.front().first, knob.unit), format_value(max_limit, knob.unit),
+        format_value(1 - knees90.front().first / max_limit, Unit::ratio),
+        watts ? "power" : "clock");
     if (knees90.size() > 1) {
-      detail += fmt::format("; {} to {} over {} curves", format_value(lo->first, Unit::watts),
-                            format_value(hi->first, Unit::watts), knees90.size());
+      detail += fmt::format("; {} to {} over {} curves", format_value(lo->first, knob.unit),
+                            format_value(hi->first, knob.unit), knees90.size());
     }
-    b.add_headline(
-        {"Power limit for 90 % speed", knees90.front().first, Unit::watts, detail, Tone::good});
+    b.add_headline({watts ? "Power limit for 90 % speed" : "SM clock lock for 90 % speed",
+                    knees90.front().first, knob.unit, detail, Tone::good});
   }
 
   Section s;
-  s.key = "sweep";
-  s.title = "Power limit (sweep)";
-  s.intro = "What power limit keeps most of the speed for far less energy and heat?";
+  s.key = knob.key;
+  s.title = knob.title;
+  s.intro = knob.question;
   s.blocks.push_back(std::move(relative));
   if (!energy.series.empty()) s.blocks.push_back(std::move(energy));
   s.blocks.push_back(std::move(t));
   b.add_section(std::move(s));
+}
+
+}  // namespace
+
+void add_sweep_section(ReportBuilder& b) {
+  add_knob_section(b, kPowerLimit);
+  add_knob_section(b, kClockLock);
 }
 
 }  // namespace gpuscope::report::detail

@@ -20,7 +20,7 @@ std::vector<const Point*> measured_by_limit(const std::vector<Point>& points) {
     if (!p.skipped && p.samples_per_second > 0) measured.push_back(&p);
   }
   std::sort(measured.begin(), measured.end(),
-            [](const Point* a, const Point* b) { return a->limit_w < b->limit_w; });
+            [](const Point* a, const Point* b) { return a->value < b->value; });
   return measured;
 }
 
@@ -29,15 +29,15 @@ std::vector<const Point*> measured_by_limit(const std::vector<Point>& points) {
 template <class Get>
 std::optional<double> value_at(const std::vector<const Point*>& measured, double limit_w, Get get) {
   if (measured.empty()) return std::nullopt;
-  if (limit_w <= measured.front()->limit_w) return get(*measured.front());
-  if (limit_w >= measured.back()->limit_w) return get(*measured.back());
+  if (limit_w <= measured.front()->value) return get(*measured.front());
+  if (limit_w >= measured.back()->value) return get(*measured.back());
   for (std::size_t i = 1; i < measured.size(); ++i) {
     const Point& hi = *measured[i];
-    if (hi.limit_w < limit_w) continue;
+    if (hi.value < limit_w) continue;
     const Point& lo = *measured[i - 1];
     const auto a = get(lo), b = get(hi);
     if (!a || !b) return std::nullopt;
-    return *a + (*b - *a) * (limit_w - lo.limit_w) / (hi.limit_w - lo.limit_w);
+    return *a + (*b - *a) * (limit_w - lo.value) / (hi.value - lo.value);
   }
   return std::nullopt;
 }
@@ -58,7 +58,7 @@ std::optional<Recommendation::Change> change_at(const std::vector<const Point*>&
   const auto e = value_at(measured, limit_w, energy), e0 = value_at(measured, reference_w, energy);
   if (!s || !s0 || !e || !e0 || !(*s0 > 0) || !(*e0 > 0)) return std::nullopt;
   Recommendation::Change change;
-  change.reference_limit_w = reference_w;
+  change.reference = reference_w;
   change.speed = *s / *s0 - 1;
   change.energy = *e / *e0 - 1;
   const auto t = value_at(measured, limit_w, temperature);
@@ -84,16 +84,17 @@ std::string describe(const Recommendation::Change& c) {
 
 }  // namespace
 
-void compute_answers(WorkloadResult& result, std::optional<double> prior_limit_w) {
+void compute_answers(WorkloadResult& result, std::optional<double> prior_limit_w, double round_to,
+                     const std::string& unit) {
   const auto measured = measured_by_limit(result.points);
   result.knees.clear();
-  result.min_energy_limit_w.reset();
-  result.min_energy_delay_limit_w.reset();
+  result.min_energy_value.reset();
+  result.min_energy_delay_value.reset();
   result.recommendation.reset();
   if (measured.empty()) return;
 
   std::vector<analysis::SweepPoint> curve;
-  for (const Point* p : measured) curve.push_back({p->limit_w, p->samples_per_second});
+  for (const Point* p : measured) curve.push_back({p->value, p->samples_per_second});
   for (double fraction : kFractions) {
     if (const auto knee = analysis::find_knee(curve, fraction)) {
       result.knees.push_back({fraction, knee->power_limit_w, knee->at_lowest_limit});
@@ -106,11 +107,11 @@ void compute_answers(WorkloadResult& result, std::optional<double> prior_limit_w
     const double edp = *p->joules_per_sample / p->samples_per_second;  // J x s per sample
     if (!best_energy || *p->joules_per_sample < *best_energy) {
       best_energy = *p->joules_per_sample;
-      result.min_energy_limit_w = p->limit_w;
+      result.min_energy_value = p->value;
     }
     if (!best_edp || edp < *best_edp) {
       best_edp = edp;
-      result.min_energy_delay_limit_w = p->limit_w;
+      result.min_energy_delay_value = p->value;
     }
   }
 
@@ -119,20 +120,20 @@ void compute_answers(WorkloadResult& result, std::optional<double> prior_limit_w
   });
   if (knee == result.knees.end()) return;
   Recommendation recommendation;
-  recommendation.limit_w = std::round(knee->limit_w / 5) * 5;
-  const double max_w = measured.back()->limit_w;
-  const auto vs_max = change_at(measured, recommendation.limit_w, max_w);
+  recommendation.value = std::round(knee->value / round_to) * round_to;
+  const double max_w = measured.back()->value;
+  const auto vs_max = change_at(measured, recommendation.value, max_w);
   if (!vs_max) return;
   recommendation.vs_max = *vs_max;
-  recommendation.text = fmt::format("{:.0f} W: {} vs {:.0f} W (the fastest)",
-                                    recommendation.limit_w, describe(*vs_max), max_w);
+  recommendation.text = fmt::format("{:.0f} {}: {} vs {:.0f} {} (the fastest)",
+                                    recommendation.value, unit, describe(*vs_max), max_w, unit);
   if (prior_limit_w) {
     const double prior_w = *prior_limit_w;
     if (std::abs(prior_w - max_w) >= 1) {
-      recommendation.vs_prior = change_at(measured, recommendation.limit_w, prior_w);
+      recommendation.vs_prior = change_at(measured, recommendation.value, prior_w);
       if (recommendation.vs_prior) {
-        recommendation.text += fmt::format("; {} vs {:.0f} W (the limit before the sweep)",
-                                           describe(*recommendation.vs_prior), prior_w);
+        recommendation.text += fmt::format("; {} vs {:.0f} {} (the limit before the sweep)",
+                                           describe(*recommendation.vs_prior), prior_w, unit);
       }
     }
   }

@@ -22,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kJournalPrefix = "power-limit-";
+constexpr const char* kClockJournalPrefix = "locked-clocks-";
 
 Status errno_status(Code code, const std::string& what) {
   return Status(code, fmt::format("{}: {}", what, std::strerror(errno)));
@@ -44,8 +45,14 @@ Status write_all(int fd, const std::string& text, const std::string& path) {
 
 }  // namespace
 
-std::string journal_path(const std::string& state_dir, const std::string& uuid) {
-  return state_dir + "/" + kJournalPrefix + uuid + ".json";
+std::string journal_path(const std::string& state_dir, const std::string& uuid, Knob knob) {
+  return state_dir + "/" + (knob == Knob::locked_clocks ? kClockJournalPrefix : kJournalPrefix) +
+         uuid + ".json";
+}
+
+std::string prior_setting(const JournalEntry& entry) {
+  if (entry.knob == Knob::locked_clocks) return "unlocked SM clocks";
+  return fmt::format("{:.0f} W", entry.prior_limit_w);
 }
 
 Status ensure_state_dir(const std::string& state_dir) {
@@ -59,17 +66,24 @@ Status ensure_state_dir(const std::string& state_dir) {
 }
 
 Status write_journal(const std::string& state_dir, const JournalEntry& entry) {
-  const nlohmann::json json = {{"kind", kJournalKind},
-                               {"version", kJournalVersion},
-                               {"uuid", entry.uuid},
-                               {"index", entry.index},
-                               {"name", entry.name},
-                               {"prior_power_limit_w", entry.prior_limit_w},
-                               {"pid", entry.pid},
-                               {"guardian_pid", entry.guardian_pid},
-                               {"written_unix_s", entry.written_unix_s},
-                               {"restore_with", "gpuscope sweep --restore"}};
-  const std::string path = journal_path(state_dir, entry.uuid);
+  nlohmann::json json = {{"kind", kJournalKind},
+                         {"version", kJournalVersion},
+                         {"knob", knob_name(entry.knob)},
+                         {"uuid", entry.uuid},
+                         {"index", entry.index},
+                         {"name", entry.name},
+                         {"pid", entry.pid},
+                         {"guardian_pid", entry.guardian_pid},
+                         {"written_unix_s", entry.written_unix_s},
+                         {"restore_with", "gpuscope sweep --restore"}};
+  if (entry.knob == Knob::power_limit) {
+    json["prior_power_limit_w"] = entry.prior_limit_w;
+  } else {
+    // NVML has no getter for a lock: "unlocked" is what a reset restores.
+    json["prior_locked_clocks"] = "unlocked";
+    json["restore"] = "nvmlDeviceResetGpuLockedClocks";
+  }
+  const std::string path = journal_path(state_dir, entry.uuid, entry.knob);
   const std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno_status(Code::io_error, "cannot write the journal " + temp);
@@ -101,10 +115,18 @@ Result<JournalEntry> read_journal(const std::string& path) {
       return Status(Code::data_error, path + " is not a gpuscope sweep journal of version 1");
     }
     JournalEntry entry;
+    const std::string knob = json.value("knob", knob_name(Knob::power_limit));
+    if (knob == knob_name(Knob::locked_clocks)) {
+      entry.knob = Knob::locked_clocks;
+    } else if (knob != knob_name(Knob::power_limit)) {
+      return Status(Code::data_error, fmt::format("{}: unknown knob '{}'", path, knob));
+    }
     entry.uuid = json.at("uuid").get<std::string>();
     entry.index = json.at("index").get<unsigned>();
     entry.name = json.value("name", "");
-    entry.prior_limit_w = json.at("prior_power_limit_w").get<double>();
+    if (entry.knob == Knob::power_limit) {
+      entry.prior_limit_w = json.at("prior_power_limit_w").get<double>();
+    }
     entry.pid = json.value("pid", 0);
     entry.guardian_pid = json.value("guardian_pid", 0);
     entry.written_unix_s = json.value("written_unix_s", 0.0);
@@ -119,7 +141,8 @@ std::vector<std::string> list_journals(const std::string& state_dir) {
   std::error_code error;
   for (fs::directory_iterator it(state_dir, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (name.starts_with(kJournalPrefix) && name.ends_with(".json")) {
+    if ((name.starts_with(kJournalPrefix) || name.starts_with(kClockJournalPrefix)) &&
+        name.ends_with(".json")) {
       paths.push_back(it->path().string());
     }
   }
@@ -141,8 +164,8 @@ Result<std::unique_ptr<GpuLock>> GpuLock::acquire(const std::string& state_dir,
     ::close(fd);
     return Status(
         Code::io_error,
-        fmt::format("another sweep (pid {}) is changing GPU {}'s power limit; one "
-                    "sweep per GPU at a time",
+        fmt::format("another sweep (pid {}) is changing GPU {}'s power limit or clocks; "
+                    "one sweep per GPU at a time",
                     n > 0 ? std::string(holder, static_cast<std::size_t>(n)) : "?", uuid));
   }
   const std::string pid = std::to_string(::getpid());
@@ -158,11 +181,15 @@ GpuLock::~GpuLock() {
 
 Status restore_entry(const nvml::Session& session, const std::string& state_dir,
                      const JournalEntry& entry) {
-  const std::string path = journal_path(state_dir, entry.uuid);
+  const std::string path = journal_path(state_dir, entry.uuid, entry.knob);
   auto device = session.device_by_uuid(entry.uuid);
   Status status = device.status();
-  if (device.ok()) status = device->set_power_limit_w(entry.prior_limit_w);
-  if (status.ok()) {
+  if (device.ok()) {
+    status = entry.knob == Knob::locked_clocks ? device->reset_locked_sm_clocks()
+                                               : device->set_power_limit_w(entry.prior_limit_w);
+  }
+  // A reset cannot be read back (NVML has no getter for a lock); a limit can.
+  if (status.ok() && entry.knob == Knob::power_limit) {
     const auto now = device->power_limit_w();
     if (!now.ok()) {
       status = now.status();

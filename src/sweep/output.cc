@@ -13,8 +13,32 @@ nlohmann::json optional_json(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json change_json(const Recommendation::Change& c) {
-  return {{"reference_limit_w", c.reference_limit_w},
+// The JSON's names of the knob's values: a power sweep keeps the names of schema version 1
+// ("power_limit_w" per point, "limit_w" per knee, "plan_w"); a clock sweep names them in MHz.
+struct Keys {
+  const char* point;
+  const char* knee;  // also the recommendation's
+  const char* plan;
+  const char* reference;
+  const char* min_energy;
+  const char* min_energy_delay;
+};
+
+Keys keys_of(Knob knob) {
+  if (knob == Knob::locked_clocks) {
+    return {"sm_clock_lock_mhz",
+            "sm_clock_lock_mhz",
+            "plan_mhz",
+            "reference_sm_clock_lock_mhz",
+            "min_energy_sm_clock_lock_mhz",
+            "min_energy_delay_sm_clock_lock_mhz"};
+  }
+  return {"power_limit_w",           "limit_w", "plan_w", "reference_limit_w", "min_energy_limit_w",
+          "min_energy_delay_limit_w"};
+}
+
+nlohmann::json change_json(const Recommendation::Change& c, const Keys& keys) {
+  return {{keys.reference, c.reference},
           {"speed", c.speed},
           {"energy_per_sample", c.energy},
           {"temperature_c", optional_json(c.temperature_c)}};
@@ -29,7 +53,8 @@ nlohmann::json status_json(const Status& status) {
   return {{"code", std::string(code_name(status.code()))}, {"message", status.message()}};
 }
 
-nlohmann::json workload_json(const WorkloadResult& r) {
+nlohmann::json workload_json(const WorkloadResult& r, Knob knob) {
+  const Keys keys = keys_of(knob);
   nlohmann::json points = nlohmann::json::array();
   for (const Point& p : r.points) {
     nlohmann::json readings = nlohmann::json::array();
@@ -49,7 +74,7 @@ nlohmann::json workload_json(const WorkloadResult& r) {
                           {"throttle_s", g.throttle_s}});
     }
     nlohmann::json point = {
-        {"power_limit_w", p.limit_w}, {"refined", p.refined}, {"started_s", p.started_s}};
+        {keys.point, p.value}, {"refined", p.refined}, {"started_s", p.started_s}};
     if (p.skipped) {
       point["skipped"] = *p.skipped;
     } else {
@@ -69,15 +94,15 @@ nlohmann::json workload_json(const WorkloadResult& r) {
   nlohmann::json knees = nlohmann::json::array();
   for (const Knee& k : r.knees) {
     knees.push_back(
-        {{"fraction", k.fraction}, {"limit_w", k.limit_w}, {"at_lowest_limit", k.at_lowest_limit}});
+        {{"fraction", k.fraction}, {keys.knee, k.value}, {"at_lowest_limit", k.at_lowest_limit}});
   }
   nlohmann::json recommendation = nullptr;
   if (r.recommendation) {
     recommendation = {
-        {"limit_w", r.recommendation->limit_w},
+        {keys.knee, r.recommendation->value},
         {"text", r.recommendation->text},
-        {"vs_max", change_json(r.recommendation->vs_max)},
-        {"vs_prior", r.recommendation->vs_prior ? change_json(*r.recommendation->vs_prior)
+        {"vs_max", change_json(r.recommendation->vs_max, keys)},
+        {"vs_prior", r.recommendation->vs_prior ? change_json(*r.recommendation->vs_prior, keys)
                                                 : nlohmann::json(nullptr)}};
   }
   std::string command;
@@ -90,8 +115,8 @@ nlohmann::json workload_json(const WorkloadResult& r) {
           {"ended", status_json(r.ended)},
           {"points", points},
           {"knees", knees},
-          {"min_energy_limit_w", optional_json(r.min_energy_limit_w)},
-          {"min_energy_delay_limit_w", optional_json(r.min_energy_delay_limit_w)},
+          {keys.min_energy, optional_json(r.min_energy_value)},
+          {keys.min_energy_delay, optional_json(r.min_energy_delay_value)},
           {"recommendation", recommendation}};
 }
 
@@ -101,7 +126,9 @@ std::string counted(const std::string& unit) {
   return unit.size() > 2 && unit.ends_with("/s") ? unit.substr(0, unit.size() - 2) : unit;
 }
 
-void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
+void print_workload(const WorkloadResult& r, Knob knob, bool dry_run, std::ostream& out) {
+  const char* unit = knob_unit(knob);
+  const bool clocks = knob == Knob::locked_clocks;
   out << fmt::format("\n{} ({})\n", r.spec.label, r.spec.unit);
   if (r.skipped) {
     out << "skipped: " << *r.skipped << '\n';
@@ -114,13 +141,14 @@ void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
     if (!p.skipped) best = std::max(best, p.samples_per_second);
   }
   std::sort(points.begin(), points.end(),
-            [](const Point* a, const Point* b) { return a->limit_w > b->limit_w; });
+            [](const Point* a, const Point* b) { return a->value > b->value; });
   const std::string per = counted(r.spec.unit);
-  out << fmt::format("{:>7}  {:>12}  {:>6}  {:>9}  {:>10}  {:>5}  {:>8}  {}\n", "limit",
-                     r.spec.unit, "speed", "power", "J/" + per, "temp", "SM clock", "throttled by");
+  out << fmt::format("{:>8}  {:>12}  {:>6}  {:>9}  {:>10}  {:>5}  {:>8}  {}\n",
+                     clocks ? "SM lock" : "limit", r.spec.unit, "speed", "power", "J/" + per,
+                     "temp", "SM clock", "throttled by");
   for (const Point* p : points) {
     if (p->skipped) {
-      out << fmt::format("{:>5.0f} W  skipped: {}\n", p->limit_w, *p->skipped);
+      out << fmt::format("{:>5.0f} {:<3}  skipped: {}\n", p->value, unit, *p->skipped);
       continue;
     }
     std::optional<double> clock;
@@ -134,8 +162,8 @@ void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
       }
     }
     out << fmt::format(
-        "{:>5.0f} W  {:>12.2f}  {:>5.1f}%  {:>7} W  {:>10}  {:>3} °C  {:>4} MHz  {}{}\n",
-        p->limit_w, p->samples_per_second, best > 0 ? 100 * p->samples_per_second / best : 0.0,
+        "{:>5.0f} {:<3}  {:>12.2f}  {:>5.1f}%  {:>7} W  {:>10}  {:>3} °C  {:>4} MHz  {}{}\n",
+        p->value, unit, p->samples_per_second, best > 0 ? 100 * p->samples_per_second / best : 0.0,
         text_or_dash(p->power_avg_w, "{:.1f}"), text_or_dash(p->joules_per_sample, "{:.4f}"),
         text_or_dash(p->temperature_max_c, "{:.0f}"),
         text_or_dash(clock ? std::optional<double>(*clock / 1e6) : std::nullopt, "{:.0f}"),
@@ -146,12 +174,16 @@ void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
   }
   if (!dry_run) {
     for (const Knee& k : r.knees) {
-      out << fmt::format("{:.0f} % of the speed from {:.0f} W{}\n", 100 * k.fraction, k.limit_w,
-                         k.at_lowest_limit ? " (the lowest limit measured: maybe lower)" : "");
+      out << fmt::format(
+          "{:.0f} % of the speed from {:.0f} {}{}\n", 100 * k.fraction, k.value, unit,
+          k.at_lowest_limit
+              ? fmt::format(" (the lowest {} measured: maybe lower)", clocks ? "lock" : "limit")
+              : "");
     }
-    if (r.min_energy_limit_w) {
-      out << fmt::format("least energy per {} at {:.0f} W; least energy x delay at {:.0f} W\n", per,
-                         *r.min_energy_limit_w, r.min_energy_delay_limit_w.value_or(0));
+    if (r.min_energy_value) {
+      out << fmt::format("least energy per {} at {:.0f} {}; least energy x delay at {:.0f} {}\n",
+                         per, *r.min_energy_value, unit, r.min_energy_delay_value.value_or(0),
+                         unit);
     }
     if (r.recommendation) out << "answer: " << r.recommendation->text << '\n';
   }
@@ -163,32 +195,39 @@ void print_workload(const WorkloadResult& r, bool dry_run, std::ostream& out) {
 nlohmann::json sweep_to_json(const SweepResult& r) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const GpuPrior& g : r.gpus) {
-    gpus.push_back({{"index", g.index},
-                    {"uuid", g.uuid},
-                    {"name", g.name},
-                    {"prior_power_limit_w", g.prior_limit_w},
-                    {"default_power_limit_w", optional_json(g.default_limit_w)},
-                    {"min_power_limit_w", g.min_limit_w},
-                    {"max_power_limit_w", g.max_limit_w}});
+    nlohmann::json gpu = {{"index", g.index},
+                          {"uuid", g.uuid},
+                          {"name", g.name},
+                          {"prior_power_limit_w", g.prior_limit_w},
+                          {"default_power_limit_w", optional_json(g.default_limit_w)},
+                          {"min_power_limit_w", g.min_limit_w},
+                          {"max_power_limit_w", g.max_limit_w}};
+    if (r.knob == Knob::locked_clocks && !g.sm_clocks_mhz.empty()) {
+      // NVML cannot read a lock back: the prior setting is recorded as the reset restores it.
+      gpu["prior_sm_clock_lock"] = "unlocked";
+      gpu["lockable_sm_clocks_mhz"] = g.sm_clocks_mhz;
+    }
+    gpus.push_back(std::move(gpu));
   }
   nlohmann::json workloads = nlohmann::json::array();
-  for (const WorkloadResult& w : r.workloads) workloads.push_back(workload_json(w));
+  for (const WorkloadResult& w : r.workloads) workloads.push_back(workload_json(w, r.knob));
   return {{"kind", kSweepJsonKind},
           {"schema_version", kSweepSchemaVersion},
-          {"knob", "power_limit"},
+          {"knob", knob_name(r.knob)},
+          {"unit", knob_unit(r.knob)},
           {"dry_run", r.dry_run},
           {"privileged", r.privileged},
           {"started_unix_s", r.started_unix_s},
           {"wall_s", r.wall_s},
           {"gpus", gpus},
-          {"plan_w", r.plan_w},
+          {keys_of(r.knob).plan, r.plan},
           {"stopped", status_json(r.stopped)},
           {"restore", {{"all_restored", r.restored_all}, {"notes", r.restore_notes}}},
           {"workloads", workloads}};
 }
 
 void print_sweep(const SweepResult& r, std::ostream& out) {
-  for (const WorkloadResult& w : r.workloads) print_workload(w, r.dry_run, out);
+  for (const WorkloadResult& w : r.workloads) print_workload(w, r.knob, r.dry_run, out);
   if (!r.stopped.ok()) out << "the sweep stopped early: " << r.stopped.message() << '\n';
 }
 

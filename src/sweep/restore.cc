@@ -65,7 +65,7 @@ Result<int> restore_leftover_limits(const std::string& state_dir, std::ostream& 
       auto opened = nvml::Session::open();
       if (!opened.ok()) {
         return opened.status().with_context(
-            fmt::format("cannot restore the power limits in {}", state_dir));
+            fmt::format("cannot restore the power limits or clock locks in {}", state_dir));
       }
       session = std::move(opened).value();
     }
@@ -73,16 +73,18 @@ Result<int> restore_leftover_limits(const std::string& state_dir, std::ostream& 
     if (status.ok()) {
       ++restored;
       out << fmt::format(
-          "gpuscope: restored GPU {} ({}, {}) to {:.0f} W, its power limit before a sweep that "
-          "did not finish (pid {}; journal {})\n",
-          current->index, current->name, current->uuid, current->prior_limit_w, current->pid, path);
+          "gpuscope: restored GPU {} ({}, {}) to {}, its {} before a sweep that did not finish "
+          "(pid {}; journal {})\n",
+          current->index, current->name, current->uuid, detail::prior_setting(*current),
+          current->knob == Knob::locked_clocks ? "clock setting (a reset)" : "power limit",
+          current->pid, path);
     } else {
       out << fmt::format(
-          "gpuscope: warning: could not restore GPU {} ({}) to its power limit of {:.0f} W from "
-          "before an interrupted sweep: {}{}\n",
-          current->index, current->uuid, current->prior_limit_w, status.message(),
+          "gpuscope: warning: could not restore GPU {} ({}) to {} from before an interrupted "
+          "sweep: {}{}\n",
+          current->index, current->uuid, detail::prior_setting(*current), status.message(),
           status.code() == Code::gpu_lost || status.code() == Code::not_found
-              ? " (the GPU is gone; after a reset it starts at its default limit)"
+              ? " (the GPU is gone; after a reset it starts at its defaults)"
               : "; run `gpuscope sweep --restore` as root");
       if (status.code() != Code::gpu_lost && status.code() != Code::not_found) failure = status;
     }

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <ostream>
 #include <thread>
+#include <tuple>
 
 #include "common/guardian.h"
 #include "gpuscope/clock.h"
@@ -98,9 +99,10 @@ struct SweptGpu {
   GpuPrior prior;
 };
 
-// A power limit belongs to a whole GPU: a MIG instance's selector names its GPU.
+// A power limit (and a clock lock) belongs to a whole GPU: a MIG instance's selector names its
+// GPU. A clock sweep needs the GPU's lockable clocks; its power limit is only reported.
 Result<std::vector<SweptGpu>> resolve_gpus(const nvml::Session& session,
-                                           const std::vector<std::string>& wanted) {
+                                           const std::vector<std::string>& wanted, Knob knob) {
   GPUSCOPE_ASSIGN_OR_RETURN(std::vector<gpuscope::Target> available, list_targets(session));
   GPUSCOPE_ASSIGN_OR_RETURN(std::vector<gpuscope::Target> chosen,
                             resolve_targets(available, wanted, TargetUse::observe));
@@ -121,7 +123,20 @@ Result<std::vector<SweptGpu>> resolve_gpus(const nvml::Session& session,
     prior.name = device.name().value_or("");
     auto range = device.power_limit_range_w();
     auto limit = device.power_limit_w();
-    if (!range.ok() || !limit.ok()) {
+    if (knob == Knob::locked_clocks) {
+      auto clocks = device.supported_sm_clocks_mhz();
+      if (!clocks.ok()) {
+        const Status why = clocks.status();
+        if (why.code() == Code::gpu_lost || why.code() == Code::permission_denied) return why;
+        return Status(Code::not_supported,
+                      fmt::format("GPU {} ({}): its SM clock cannot be locked on this GPU or "
+                                  "driver (it needs Volta or newer): {}",
+                                  prior.index, prior.name, why.message()));
+      }
+      prior.sm_clocks_mhz = *clocks;
+      if (limit.ok()) prior.prior_limit_w = *limit;
+      if (range.ok()) std::tie(prior.min_limit_w, prior.max_limit_w) = *range;
+    } else if (!range.ok() || !limit.ok()) {
       const Status why = range.ok() ? limit.status() : range.status();
       if (why.code() == Code::gpu_lost || why.code() == Code::permission_denied) return why;
       return Status(Code::not_supported,
@@ -129,9 +144,11 @@ Result<std::vector<SweptGpu>> resolve_gpus(const nvml::Session& session,
                                 "driver: {}",
                                 prior.index, prior.name, why.message()));
     }
-    prior.prior_limit_w = *limit;
-    prior.min_limit_w = range->first;
-    prior.max_limit_w = range->second;
+    if (knob == Knob::power_limit) {
+      prior.prior_limit_w = *limit;
+      prior.min_limit_w = range->first;
+      prior.max_limit_w = range->second;
+    }
     if (auto default_limit = device.default_power_limit_w(); default_limit.ok()) {
       prior.default_limit_w = *default_limit;
     }
@@ -157,17 +174,32 @@ Status check_options(const SweepOptions& o) {
     return Status(Code::invalid_argument, "at least two windows per point are measured");
   }
   if (!o.dry_run && !o.allow_power_changes) {
-    return Status(Code::invalid_argument,
-                  "a sweep changes the GPUs' power limits: add --allow-power-changes to let it "
-                  "(they are restored afterwards in every case), or --dry-run to see the plan "
-                  "and measure at the current limit without changing anything");
+    return Status(
+        Code::invalid_argument,
+        fmt::format("a sweep changes the GPUs' {}: add --allow-power-changes to let it "
+                    "(they are restored afterwards in every case), or --dry-run to see "
+                    "the plan and measure at the current setting without changing "
+                    "anything",
+                    o.knob == Knob::locked_clocks ? "SM clocks (a lock)" : "power limits"));
   }
   return {};
 }
 
-std::string privilege_hint() {
-  return "changing a GPU's power limit needs root or CAP_SYS_ADMIN: run it as root (sudo "
-         "gpuscope sweep ...). Nothing was changed";
+std::string privilege_hint(Knob knob) {
+  return fmt::format(
+      "{} needs root or CAP_SYS_ADMIN: run it as root (sudo gpuscope sweep ...). Nothing was "
+      "changed",
+      knob == Knob::locked_clocks ? "locking a GPU's SM clock" : "changing a GPU's power limit");
+}
+
+// The supported clock nearest to `mhz` (the higher of two as near); `mhz` without a list.
+double nearest_clock(const std::vector<unsigned>& supported, double mhz) {
+  std::optional<double> best;
+  for (unsigned c : supported) {
+    const double d = std::abs(c - mhz);
+    if (!best || d < std::abs(*best - mhz) || (d == std::abs(*best - mhz) && c > *best)) best = c;
+  }
+  return best.value_or(mhz);
 }
 
 // The sweep's moving parts while it runs: the sampler for the whole sweep, and one workload
@@ -278,18 +310,22 @@ class Sweeper {
   // Sets every GPU to `limit_w` (unless null: the dry run's current limit) and measures.
   // Fails only when the sweep must stop; a point that could not be measured is skipped.
   Status measure(std::optional<double> limit_w, bool refined) {
+    const bool clocks = o_.knob == Knob::locked_clocks;
+    const char* unit = knob_unit(o_.knob);
     Point point;
-    point.limit_w = limit_w.value_or(targets_.front().prior.prior_limit_w);
+    point.value = limit_w.value_or(current_value());
     point.refined = refined;
     point.started_s = workload_->now_s();
     std::map<unsigned, double> enforced;
     for (const SweptGpu& t : targets_) {
       if (limit_w) {
-        const Status set = t.device.set_power_limit_w(*limit_w);
+        const auto mhz = static_cast<unsigned>(std::lround(*limit_w));
+        const Status set = clocks ? t.device.set_locked_sm_clocks_mhz(mhz, mhz)
+                                  : t.device.set_power_limit_w(*limit_w);
         if (set.code() == Code::gpu_lost) return set;
         if (!set.ok()) {
-          point.skipped = fmt::format("GPU {}: setting {:.0f} W failed: {}", t.prior.index,
-                                      *limit_w, set.message());
+          point.skipped = fmt::format("GPU {}: setting {:.0f} {} failed: {}", t.prior.index,
+                                      *limit_w, unit, set.message());
           break;
         }
       }
@@ -297,7 +333,7 @@ class Sweeper {
       if (read_back.code() == Code::gpu_lost) return read_back.status();
       if (read_back.ok()) {
         enforced[t.prior.index] = *read_back;
-        if (limit_w && std::abs(*read_back - *limit_w) > 1.0) {
+        if (limit_w && !clocks && std::abs(*read_back - *limit_w) > 1.0) {
           point.skipped = fmt::format(
               "GPU {}: the enforced limit is {:.0f} W, not the {:.0f} W "
               "set (another limiter holds it)",
@@ -311,6 +347,7 @@ class Sweeper {
       if (current_->points.empty()) GPUSCOPE_RETURN_IF_ERROR(wait_for_first_rate());
       GPUSCOPE_RETURN_IF_ERROR(wait(o_.cooldown_s + o_.warmup_s));
       GPUSCOPE_RETURN_IF_ERROR(measure_windows(point, enforced));
+      if (clocks && limit_w && !point.skipped) check_lock(point, *limit_w);
     }
     report(point);
     current_->points.push_back(std::move(point));
@@ -318,6 +355,28 @@ class Sweeper {
   }
 
  private:
+  // What the dry run measures at: the current limit, or for a clock sweep the highest
+  // lockable clock (an unlocked GPU's ceiling).
+  double current_value() const {
+    const GpuPrior& prior = targets_.front().prior;
+    if (o_.knob == Knob::power_limit || prior.sm_clocks_mhz.empty()) return prior.prior_limit_w;
+    return prior.sm_clocks_mhz.front();
+  }
+
+  // The lock took: under load each GPU's SM clock stayed at or below it (within a clock step
+  // or 1 %); else the point is not the lock's.
+  static void check_lock(Point& point, double lock_mhz) {
+    const double tolerance = std::max(15.0, 0.01 * lock_mhz);
+    for (const GpuReading& g : point.gpus) {
+      if (!g.sm_clock_avg_hz || *g.sm_clock_avg_hz / 1e6 <= lock_mhz + tolerance) continue;
+      point.skipped = fmt::format(
+          "GPU {}: the SM clock averaged {:.0f} MHz under load, above the lock of {:.0f} MHz: "
+          "the lock did not take",
+          g.gpu, *g.sm_clock_avg_hz / 1e6, lock_mhz);
+      return;
+    }
+  }
+
   Status measure_windows(Point& point, const std::map<unsigned, double>& enforced) {
     std::vector<std::pair<double, double>> spans;  // accepted windows, sampler clock
     std::vector<double> rates;
@@ -422,12 +481,13 @@ class Sweeper {
   }
 
   void report(const Point& p) {
+    const char* unit = knob_unit(o_.knob);
     if (p.skipped) {
-      progress_ << fmt::format("  {:>5.0f} W  skipped: {}\n", p.limit_w, *p.skipped);
+      progress_ << fmt::format("  {:>5.0f} {:<3}  skipped: {}\n", p.value, unit, *p.skipped);
       return;
     }
     progress_ << fmt::format(
-        "  {:>5.0f} W  {:>10.2f} {}  {:>7} W avg  {:>9} J/{}  {:>5} °C{}{}\n", p.limit_w,
+        "  {:>5.0f} {:<3}  {:>10.2f} {}  {:>7} W avg  {:>9} J/{}  {:>5} °C{}{}\n", p.value, unit,
         p.samples_per_second, current_->spec.unit,
         p.power_avg_w ? fmt::format("{:.1f}", *p.power_avg_w) : "-",
         p.joules_per_sample ? fmt::format("{:.3f}", *p.joules_per_sample) : "-",
@@ -465,7 +525,17 @@ Status sweep_workloads(Sweeper& sweeper, const SweepOptions& options, SweepResul
     }
     if (status.ok() && refine) {
       std::vector<double> fractions(std::begin(kKneeFractions), std::end(kKneeFractions));
-      for (double limit : refine_limits(workload.points, fractions)) {
+      std::vector<double> extra;
+      if (options.knob == Knob::locked_clocks && !result.gpus.empty()) {
+        // Two clock steps apart at least, each a clock the GPU can lock.
+        const std::vector<unsigned>& clocks = result.gpus.front().sm_clocks_mhz;
+        const double step = clocks.size() > 1 ? clocks[0] - clocks[1] : 15.0;
+        extra = refine_limits(workload.points, fractions, 2 * step,
+                              [&clocks](double mhz) { return nearest_clock(clocks, mhz); });
+      } else {
+        extra = refine_limits(workload.points, fractions);
+      }
+      for (double limit : extra) {
         status = sweeper.measure(limit, true);
         if (!status.ok()) break;
       }
@@ -511,6 +581,7 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
   std::vector<JournalEntry> entries;
   for (const SweptGpu& t : targets) {
     JournalEntry entry;
+    entry.knob = options.knob;
     entry.uuid = t.prior.uuid;
     entry.index = t.prior.index;
     entry.name = t.prior.name;
@@ -521,31 +592,34 @@ Status sweep_limits(const nvml::Session& session, const SweepOptions& options,
     GPUSCOPE_RETURN_IF_ERROR(detail::write_journal(result.state_dir, entry));
     entries.push_back(entry);
   }
-  progress << fmt::format("journal of the prior limits: {}\n",
-                          detail::journal_path(result.state_dir, "<UUID>"));
+  progress << fmt::format("journal of the prior {}: {}\n",
+                          options.knob == Knob::locked_clocks ? "clock settings" : "limits",
+                          detail::journal_path(result.state_dir, "<UUID>", options.knob));
   detail::LimitGuard guard(session, result.state_dir, entries);
 
-  // The driver's own answer, before the workload starts: the prior limit again changes nothing.
+  // The driver's own answer, before the workload starts: the prior limit again changes
+  // nothing; for a clock sweep, a reset (what the end restores) is the probe.
+  const bool clocks = options.knob == Knob::locked_clocks;
   for (const SweptGpu& t : targets) {
-    const Status probe = t.device.set_power_limit_w(t.prior.prior_limit_w);
+    const Status probe = clocks ? t.device.reset_locked_sm_clocks()
+                                : t.device.set_power_limit_w(t.prior.prior_limit_w);
     if (!probe.ok()) {
       guard.release_unchanged();
+      const char* what = clocks ? "SM clock lock" : "power limit";
       if (probe.code() == Code::permission_denied) {
         return Status(Code::permission_denied,
-                      fmt::format("the driver refused to set GPU {}'s power limit ({}); {}",
-                                  t.prior.index, probe.message(), privilege_hint()));
+                      fmt::format("the driver refused to set GPU {}'s {} ({}); {}", t.prior.index,
+                                  what, probe.message(), privilege_hint(options.knob)));
       }
       return probe.with_context(
-          fmt::format("GPU {}: the power limit cannot be set; nothing "
-                      "was changed",
-                      t.prior.index));
+          fmt::format("GPU {}: the {} cannot be set; nothing was changed", t.prior.index, what));
     }
   }
 
   Sweeper sweeper(options, targets, progress, result);
   Status status = sweeper.start(session);
   if (status.ok()) {
-    const std::vector<double>& plan = result.plan_w;
+    const std::vector<double>& plan = result.plan;
     status = sweep_workloads(
         sweeper, options, result, plan.size(),
         [&plan](std::size_t i) { return std::optional<double>(plan[i]); }, options.refine);
@@ -563,6 +637,18 @@ bool SweepResult::workload_failed() const {
                      [](const WorkloadResult& w) { return !w.ended.ok(); });
 }
 
+const char* knob_name(Knob knob) {
+  return knob == Knob::locked_clocks ? "locked_clocks" : "power_limit";
+}
+
+const char* knob_unit(Knob knob) {
+  return knob == Knob::locked_clocks ? "MHz" : "W";
+}
+
+const char* knob_key(Knob knob) {
+  return knob == Knob::locked_clocks ? "sm_clock_lock_mhz" : "power_limit_w";
+}
+
 std::string command_label(const std::vector<std::string>& command) {
   std::string label;
   for (std::size_t i = 0; i < command.size(); ++i) {
@@ -576,16 +662,17 @@ std::string command_label(const std::vector<std::string>& command) {
 Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progress) {
   GPUSCOPE_RETURN_IF_ERROR(check_options(options));
   SweepResult result;
+  result.knob = options.knob;
   result.dry_run = options.dry_run;
   result.privileged = has_power_change_privilege();
   result.state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
   result.started_unix_s = unix_now_s();
   if (!options.dry_run && !result.privileged) {
-    return Status(Code::permission_denied, privilege_hint());
+    return Status(Code::permission_denied, privilege_hint(options.knob));
   }
   auto session = nvml::Session::open();
   if (!session.ok()) return session.status();
-  auto targets = resolve_gpus(**session, options.gpus);
+  auto targets = resolve_gpus(**session, options.gpus, options.knob);
   if (!targets.ok()) return targets.status();
   double low = 0, high = 1e12;
   for (const SweptGpu& t : *targets) {
@@ -593,13 +680,26 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
     high = std::min(high, t.prior.max_limit_w);
     result.gpus.push_back(t.prior);
   }
-  auto plan = plan_limits(low, high, options.limits);
+  const bool clocks = options.knob == Knob::locked_clocks;
+  auto plan = clocks ? plan_clocks(targets->empty() ? std::vector<unsigned>{}
+                                                    : targets->front().prior.sm_clocks_mhz,
+                                   options.limits)
+                     : plan_limits(low, high, options.limits);
   if (!plan.ok()) return plan.status();
-  result.plan_w = *plan;
+  result.plan = *plan;
 
   progress << fmt::format("sweep of {} GPU(s){}\n", targets->size(),
                           options.dry_run ? " (dry run: nothing is changed)" : "");
   for (const GpuPrior& g : result.gpus) {
+    if (clocks) {
+      progress << fmt::format(
+          "  GPU {} {} ({}): SM clock lockable {}-{} MHz ({} clocks); power limit {} (not "
+          "changed)\n",
+          g.index, g.name, g.uuid, g.sm_clocks_mhz.back(), g.sm_clocks_mhz.front(),
+          g.sm_clocks_mhz.size(),
+          g.prior_limit_w > 0 ? fmt::format("{:.0f} W", g.prior_limit_w) : "unknown");
+      continue;
+    }
     progress << fmt::format(
         "  GPU {} {} ({}): power limit {:.0f} W now, settable {:.0f}-{:.0f} "
         "W{}\n",
@@ -607,12 +707,23 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
         g.default_limit_w ? fmt::format(", default {:.0f} W", *g.default_limit_w) : "");
   }
   std::string plan_text;
-  for (double w : result.plan_w)
+  for (double w : result.plan)
     plan_text += fmt::format("{}{:.0f}", plan_text.empty() ? "" : " ", w);
-  progress << fmt::format("  plan (W): {}{}\n", plan_text,
+  progress << fmt::format("  plan ({}): {}{}\n", knob_unit(options.knob), plan_text,
                           options.refine ? ", then points around the 80/90/95 % knees" : "");
-  progress << fmt::format("  privilege to change limits (root or CAP_SYS_ADMIN): {}\n",
-                          result.privileged ? "yes" : "no");
+  if (clocks) {
+    progress << (options.dry_run
+                     ? "  the dry run measures the clocks as they are (its point is shown at the "
+                       "highest lockable clock)\n"
+                     : "  each point locks the SM clock (min = max); the end resets the lock: "
+                       "NVML cannot read a lock set before the sweep, so none is set again\n");
+    if (targets->size() > 1) {
+      progress << "  the plan's clocks are GPU " << result.gpus.front().index
+               << "'s; another GPU's driver rounds them to its own\n";
+    }
+  }
+  progress << fmt::format("  privilege to change {} (root or CAP_SYS_ADMIN): {}\n",
+                          clocks ? "clocks" : "limits", result.privileged ? "yes" : "no");
   progress << fmt::format("  journal folder: {}\n", result.state_dir);
 
   const auto started = std::chrono::steady_clock::now();
@@ -631,9 +742,13 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
       !result.workloads.front().ended.ok() && options.workloads.size() == 1) {
     return result.workloads.front().ended;
   }
+  // A clock sweep's prior is "unlocked": its fastest point is the comparison.
   const std::optional<double> prior =
-      result.gpus.empty() ? std::nullopt : std::optional<double>(result.gpus.front().prior_limit_w);
-  for (WorkloadResult& workload : result.workloads) compute_answers(workload, prior);
+      result.gpus.empty() || clocks ? std::nullopt
+                                    : std::optional<double>(result.gpus.front().prior_limit_w);
+  for (WorkloadResult& workload : result.workloads) {
+    compute_answers(workload, prior, clocks ? 15 : 5, knob_unit(options.knob));
+  }
   return result;
 }
 

@@ -1,5 +1,6 @@
 // A sweep as a run of the results store (kind "sweep"): one row per measured point and GPU,
-// tagged with its power limit, which the report's sweep section draws.
+// tagged with its power limit (power_limit_w) or SM clock lock (sm_clock_lock_mhz), which the
+// report's sweep section draws.
 #include <unistd.h>
 
 #include "gpuscope/host.h"
@@ -20,13 +21,14 @@ void add(store::RunData& run, const std::string& configuration, int gpu, const c
 
 // One workload's curve: its rate (samples/s, or a GEMM's TFLOP/s stored in FLOP/s) and energy
 // per unit at each limit, tagged with the workload's tags (one curve per mode in the report).
-void add_workload(store::RunData& run, const WorkloadResult& w, int first_gpu) {
+void add_workload(store::RunData& run, const WorkloadResult& w, Knob knob, int first_gpu) {
+  const bool clocks = knob == Knob::locked_clocks;
   const std::string& label = w.spec.label;
   nlohmann::json base = w.spec.tags.is_object() && !w.spec.tags.empty()
                             ? w.spec.tags
                             : nlohmann::json{{"mode", label}};
   run.run.configurations.push_back(
-      {label, {{"command", w.spec.command}, {"knob", "power_limit"}, {"tags", base}}});
+      {label, {{"command", w.spec.command}, {"knob", knob_name(knob)}, {"tags", base}}});
   const bool flops = w.spec.unit == "TFLOP/s" || w.spec.unit == "TOP/s";  // a burn GEMM
   const char* rate_name = flops ? names::kGemmFlopPerS : names::kSamplesPerS;
   const double rate_scale = flops ? 1e12 : 1;
@@ -38,7 +40,7 @@ void add_workload(store::RunData& run, const WorkloadResult& w, int first_gpu) {
   }
   for (const Point& p : w.points) {
     nlohmann::json tags = base;
-    tags["power_limit_w"] = p.limit_w;
+    tags[knob_key(knob)] = p.value;
     tags["refined"] = p.refined;
     if (p.skipped) {
       tags["skipped"] = *p.skipped;
@@ -59,7 +61,8 @@ void add_workload(store::RunData& run, const WorkloadResult& w, int first_gpu) {
   for (const Knee& k : w.knees) {
     nlohmann::json tags = base;
     tags["fraction"] = k.fraction;
-    add(run, label, first_gpu, "power_limit_knee_w", k.limit_w, "W", tags);
+    add(run, label, first_gpu, clocks ? "sm_clock_lock_knee_mhz" : "power_limit_knee_w", k.value,
+        knob_unit(knob), tags);
   }
 }
 
@@ -85,7 +88,7 @@ store::RunData sweep_to_run(const SweepResult& result, const std::string& comman
     run.run.gpus.push_back(std::move(gpu));
   }
   const int first_gpu = result.gpus.empty() ? 0 : static_cast<int>(result.gpus.front().index);
-  for (const WorkloadResult& w : result.workloads) add_workload(run, w, first_gpu);
+  for (const WorkloadResult& w : result.workloads) add_workload(run, w, result.knob, first_gpu);
   return run;
 }
 

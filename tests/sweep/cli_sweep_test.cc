@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -287,7 +289,7 @@ TEST_F(SweepCli, TheNextCommandRestoresWhenGpuscopeAndItsGuardianAreBothKilled) 
   EXPECT_FALSE(std::filesystem::exists(journal()));
   const Ended again = run({GPUSCOPE_BIN, "sweep", "--restore"}, "restore");
   EXPECT_EQ(again.exit_code, kExitOk);
-  EXPECT_THAT(again.out, HasSubstr("no power limit to restore"));
+  EXPECT_THAT(again.out, HasSubstr("no power limit or clock lock to restore"));
 }
 
 TEST_F(SweepCli, AnErrorMidSweepRestores) {
@@ -492,6 +494,31 @@ TEST_F(SweepCli, TheDryRunMeasuresEachRowAtTheCurrentLimitOnly) {
   EXPECT_EQ(limit_mw(), std::nullopt);  // no setter was ever called
 }
 
+// What the lead runs on the H100 (bench/sweep_device.sh): the seeds preset's dry run, one point
+// per workload at the current limit, with the sweep's own warm-up off.
+TEST_F(SweepCli, TheDryRunOfTheSeedsPresetMeasuresEachModeOnceAndChangesNothing) {
+  const Ended r =
+      run({GPUSCOPE_BIN, "sweep", "--dry-run", "--gpu", "0", "--preset", "seeds", "--window", "0.2",
+           "--warmup", "0", "--windows", "2", "--torch-bin", GPUSCOPE_SIM_WORKLOAD, "--json", "-"},
+          "dryseeds");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["dry_run"], true);
+  ASSERT_EQ(doc["workloads"].size(), 14u);
+  int measured = 0;
+  for (const auto& w : doc["workloads"]) {
+    EXPECT_TRUE(w["ended"].is_null()) << w;
+    if (w["skipped"].is_string()) continue;
+    ++measured;
+    ASSERT_EQ(w["points"].size(), 1u) << w;
+    EXPECT_EQ(w["points"][0]["power_limit_w"], 390);
+  }
+  EXPECT_EQ(measured, 2);  // the simulated card's fp32 and .half() training curves
+  EXPECT_THAT(r.err, HasSubstr("plan (W): 480 456"));
+  EXPECT_EQ(limit_mw(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
 // A row whose program cannot be started is reported as such, the next one is still tried, the
 // limit is restored and the sweep ends with an error.
 TEST_F(SweepCli, ARowThatCannotStartIsReportedAndTheSweepGoesOn) {
@@ -608,6 +635,262 @@ TEST_F(SweepCli, AGpuLostMidSweepStopsItAndTheOthersAreRestored) {
   EXPECT_THAT(r.out, HasSubstr("GPU 1: could not restore"));
   EXPECT_EQ(limit_mw(0), kPriorMw);
   EXPECT_FALSE(std::filesystem::exists(journal()));
+}
+
+// --knob clocks: the same sweep against a lock of the SM clock (nvmlDeviceSetGpuLockedClocks),
+// undone with a reset in every case the power limit is restored in.
+class SweepClocks : public SweepCli {
+ protected:
+  std::string clock_journal() const { return state_dir() + "/locked-clocks-" + kUuid + ".json"; }
+
+  // The SM clock lock's maximum the fake's state file records on GPU `gpu`; nullopt: unlocked.
+  std::optional<unsigned> lock_mhz(unsigned gpu = 0) const {
+    std::istringstream lines(slurp(state_file()));
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string key, word;
+      unsigned index = 0;
+      f >> key >> index;
+      if (key != "gpu" || index != gpu) continue;
+      while (f >> word) {
+        if (word != "locked_mhz") continue;
+        std::string range;
+        f >> range;
+        if (range == "-") return std::nullopt;
+        return std::stoul(range.substr(range.find(':') + 1));
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::vector<std::string> clock_args(const std::string& curve,
+                                      std::vector<std::string> extra = {}) const {
+    extra.insert(extra.begin(), {"--knob", "clocks"});
+    return sweep_args(curve, extra);
+  }
+
+  // Waits until the running sweep has locked the clock.
+  bool locking() {
+    return eventually([&] { return lock_mhz().has_value(); });
+  }
+};
+
+TEST_F(SweepClocks, FindsTheKneesInMhzAndResetsTheLock) {
+  const std::string db = dir_ + "/results.db";
+  const Ended r = run(clock_args("fp32_train", {"--json", "-", "--store", db}), "clocks");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["knob"], "locked_clocks");
+  EXPECT_EQ(doc["unit"], "MHz");
+  // From the highest lockable clock (2100 MHz) down in 5 % steps to 40 % of it.
+  ASSERT_TRUE(doc["plan_mhz"].is_array()) << doc;
+  EXPECT_EQ(doc["plan_mhz"].front(), 2100);
+  EXPECT_EQ(doc["plan_mhz"][1], 1995);
+  EXPECT_EQ(doc["plan_mhz"].back(), 840);
+  EXPECT_FALSE(doc.contains("plan_w"));
+  EXPECT_EQ(doc["gpus"][0]["prior_sm_clock_lock"], "unlocked");
+  const auto& w = doc["workloads"][0];
+  ASSERT_GE(w["points"].size(), 13u);
+  bool refined = false;
+  for (const auto& p : w["points"]) {
+    ASSERT_FALSE(p.contains("skipped")) << p;
+    ASSERT_TRUE(p.contains("sm_clock_lock_mhz")) << p;
+    const double lock = p["sm_clock_lock_mhz"].get<double>();
+    EXPECT_EQ(std::fmod(lock, 15.0), 0.0) << "a clock the GPU lists: " << lock;
+    // The clock under load stays at the lock, or below it where the 390 W limit holds it.
+    const double clock = p["gpus"][0]["sm_clock_avg_hz"].get<double>() / 1e6;
+    EXPECT_NEAR(clock, std::min(lock, 1866.0), 1.0) << p;
+    refined = refined || p["refined"].get<bool>();
+  }
+  EXPECT_TRUE(refined);
+  // Below the 1866 MHz the 390 W limit allows, the speed follows the lock: 80/90/95 % of the
+  // fastest point (95.7 % of the peak at 1950 MHz) at 1493/1680/1773 MHz.
+  std::map<long, double> knees;
+  for (const auto& k : w["knees"]) {
+    knees[std::lround(k["fraction"].get<double>() * 100)] = k["sm_clock_lock_mhz"].get<double>();
+  }
+  EXPECT_NEAR(knees[80], 1493, 15) << w["knees"];
+  EXPECT_NEAR(knees[90], 1680, 15);
+  EXPECT_NEAR(knees[95], 1773, 15);
+  EXPECT_TRUE(w["recommendation"]["sm_clock_lock_mhz"].is_number()) << w["recommendation"];
+  EXPECT_THAT(r.err, HasSubstr("plan (MHz): 2100 1995"));
+  EXPECT_THAT(r.err, HasSubstr("answer: 1680 MHz: \u221210 % speed"));
+  EXPECT_THAT(r.err, HasSubstr("% of the speed from 1"));
+  EXPECT_THAT(r.out + r.err, HasSubstr("GPU 0: SM clock lock reset"));
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_EQ(limit_mw(), std::nullopt);  // the power limit is never touched
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+
+  store::StoreOptions read_only;
+  read_only.read_only = true;
+  auto results = store::Store::open(db, read_only);
+  ASSERT_TRUE(results.ok()) << results.status().to_string();
+  auto runs = (*results)->list_runs();
+  ASSERT_TRUE(runs.ok());
+  auto data = (*results)->load_run(runs->front().id);
+  ASSERT_TRUE(data.ok());
+  int rates = 0;
+  for (const auto& m : data->measurements) {
+    if (m.name != store::names::kSamplesPerS) continue;
+    ++rates;
+    EXPECT_TRUE(m.tags.contains("sm_clock_lock_mhz")) << m.tags;
+    EXPECT_FALSE(m.tags.contains("power_limit_w"));
+  }
+  EXPECT_GE(rates, 13);
+  const std::string md = dir_ + "/report.md";
+  const Ended report = run({GPUSCOPE_BIN, "report", db, "--format", "md", "-o", md}, "report");
+  ASSERT_EQ(report.exit_code, kExitOk) << report.err;
+  EXPECT_THAT(slurp(md), HasSubstr("Throughput vs SM clock lock"));
+}
+
+class SweepClocksSignal : public SweepClocks, public ::testing::WithParamInterface<int> {};
+
+TEST_P(SweepClocksSignal, ResetsTheLockAndSaysItStopped) {
+  const pid_t pid = spawn(clock_args("fp32_train"), "signal");
+  ASSERT_TRUE(locking());
+  ASSERT_TRUE(std::filesystem::exists(clock_journal()));
+  kill(pid, GetParam());
+  const Ended r = wait_for(pid, "signal");
+  EXPECT_EQ(r.exit_code, kExitInterrupted) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU 0: SM clock lock reset"));
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+INSTANTIATE_TEST_SUITE_P(IntTermHup, SweepClocksSignal, ::testing::Values(SIGINT, SIGTERM, SIGHUP));
+
+TEST_F(SweepClocks, TheGuardianResetsTheLockWhenGpuscopeIsKilled) {
+  const pid_t pid = spawn(clock_args("fp32_train"), "killed");
+  ASSERT_TRUE(locking());
+  const auto entry = nlohmann::json::parse(slurp(clock_journal()));
+  EXPECT_EQ(entry["knob"], "locked_clocks");
+  EXPECT_EQ(entry["prior_locked_clocks"], "unlocked");
+  ASSERT_GT(entry["guardian_pid"].get<int>(), 0);
+  kill(pid, SIGKILL);
+  wait_for(pid, "killed");
+  EXPECT_TRUE(eventually([&] { return !lock_mhz().has_value(); }, 10)) << lock_mhz().value_or(0);
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(clock_journal()); }, 10));
+}
+
+TEST_F(SweepClocks, TheNextCommandResetsTheLockWhenGpuscopeAndItsGuardianAreBothKilled) {
+  const pid_t pid = spawn(clock_args("fp32_train"), "both");
+  ASSERT_TRUE(locking());
+  const auto entry = nlohmann::json::parse(slurp(clock_journal()));
+  kill(entry["guardian_pid"].get<int>(), SIGKILL);
+  kill(pid, SIGKILL);
+  wait_for(pid, "both");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(lock_mhz().has_value());  // nobody reset it
+  ASSERT_TRUE(std::filesystem::exists(clock_journal()));
+
+  const Ended info = run({GPUSCOPE_BIN, "info"}, "info");
+  EXPECT_EQ(info.exit_code, kExitOk) << info.err;
+  EXPECT_THAT(info.err, HasSubstr("restored GPU 0 (NVIDIA GeForce RTX 3090"));
+  EXPECT_THAT(info.err, HasSubstr("to unlocked SM clocks"));
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+TEST_F(SweepClocks, SweepRestoreResetsALeftoverLock) {
+  const pid_t pid = spawn(clock_args("fp32_train"), "both");
+  ASSERT_TRUE(locking());
+  const auto entry = nlohmann::json::parse(slurp(clock_journal()));
+  kill(entry["guardian_pid"].get<int>(), SIGKILL);
+  kill(pid, SIGKILL);
+  wait_for(pid, "both");
+  const Ended restore = run({GPUSCOPE_BIN, "sweep", "--restore"}, "restore");
+  EXPECT_EQ(restore.exit_code, kExitOk) << restore.err;
+  EXPECT_THAT(restore.out, HasSubstr("to unlocked SM clocks, its clock setting (a reset)"));
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+TEST_F(SweepClocks, AnErrorMidSweepResetsTheLock) {
+  auto args = clock_args("fp32_train");
+  args.push_back("--seconds");
+  args.push_back("1.5");
+  const Ended r = run(args, "error");
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("the workload ended (exit code 0) before the sweep did"));
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+TEST_F(SweepClocks, ThePermissionRefusalChangesNothingAndExits4) {
+  edit_scenario([](nlohmann::json& s) {
+    s["errors"] = {
+        {{"function", "nvmlDeviceSetGpuLockedClocks"}, {"return", "NVML_ERROR_NO_PERMISSION"}},
+        {{"function", "nvmlDeviceResetGpuLockedClocks"}, {"return", "NVML_ERROR_NO_PERMISSION"}}};
+  });
+  const Ended r = run(clock_args("fp32_train"), "denied");
+  EXPECT_EQ(r.exit_code, kExitPermission) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("locking a GPU's SM clock needs root or CAP_SYS_ADMIN"));
+  EXPECT_THAT(r.out, Not(HasSubstr("samples/s")));  // the workload never ran
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+TEST_F(SweepClocks, WithoutCapSysAdminItSaysWhatIsNeededBeforeAnythingRuns) {
+  std::vector<std::string> args = {"/usr/bin/setpriv", "--bounding-set", "-sys_admin"};
+  if (!std::filesystem::exists(args[0])) GTEST_SKIP() << "no setpriv";
+  for (const std::string& a : clock_args("fp32_train")) args.push_back(a);
+  const Ended r = run(args, "nocap");
+  EXPECT_EQ(r.exit_code, kExitPermission) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("locking a GPU's SM clock needs root or CAP_SYS_ADMIN"));
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+}
+
+TEST_F(SweepClocks, AGpuWhoseClocksCannotBeLockedIsRefusedBeforeAnythingRuns) {
+  edit_scenario([](nlohmann::json& s) { s["devices"][0]["max_clocks"].erase("graphics_mhz"); });
+  const Ended r = run(clock_args("fp32_train"), "fixed");
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("its SM clock cannot be locked on this GPU or driver"));
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+TEST_F(SweepClocks, AGpuLostMidSweepStopsItAndTheOthersAreReset) {
+  edit_scenario([](nlohmann::json& s) {
+    auto second = s["devices"][0];
+    second["uuid"] = "GPU-00000000-3b6d-4e8f-a0b1-c2d3e4f5a6b8";
+    second["pci_bus_id"] = "00000000:02:00.0";
+    second["lost_at_t"] = 1.5;
+    s["devices"].push_back(second);
+  });
+  const Ended r = run(clock_args("fp32_train"), "lost");
+  EXPECT_EQ(r.exit_code, kExitGpuLost) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU 0: SM clock lock reset"));
+  EXPECT_THAT(r.out, HasSubstr("GPU 1: could not restore its SM clocks"));
+  EXPECT_EQ(lock_mhz(0), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+TEST_F(SweepClocks, TheDryRunPrintsThePlanInMhzAndLocksNothing) {
+  const Ended r = run(
+      {GPUSCOPE_BIN, "sweep", "--knob", "clocks", "--dry-run", "--window", "0.2", "--warmup", "0.1",
+       "--json", "-", "--", GPUSCOPE_SIM_WORKLOAD, "--curve", "fp32_train", "--interval", "0.02"},
+      "dry");
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("dry run: nothing is changed"));
+  EXPECT_THAT(r.err, HasSubstr("SM clock lockable 210-2100 MHz"));
+  EXPECT_THAT(r.err, HasSubstr("plan (MHz): 2100 1995"));
+  EXPECT_THAT(r.err, HasSubstr("the dry run measures the clocks as they are"));
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["workloads"][0]["points"].size(), 1u);
+  const auto& point = doc["workloads"][0]["points"][0];
+  EXPECT_EQ(point["sm_clock_lock_mhz"], 2100);  // unlocked: the highest clock is the ceiling
+  EXPECT_NEAR(point["samples_per_second"].get<double>(), 310 * 0.957, 0.5);
+  EXPECT_EQ(lock_mhz(), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(clock_journal()));
+}
+
+TEST_F(SweepClocks, AnUnknownKnobIsAUsageError) {
+  const Ended r = run({GPUSCOPE_BIN, "sweep", "--knob", "voltage", "--dry-run", "--",
+                       GPUSCOPE_SIM_WORKLOAD, "--curve", "fp32_train"},
+                      "knob");
+  EXPECT_EQ(r.exit_code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--knob"));
 }
 
 }  // namespace

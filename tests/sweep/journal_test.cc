@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -101,6 +102,42 @@ TEST_F(JournalTest, LeftoversAreRestoredUnlessTheirSweepStillHoldsTheGpu) {
   EXPECT_EQ(gpuscope_fake_nvml_power_limit_set_mw(0), 390000u);
   EXPECT_TRUE(detail::list_journals(dir_).empty());
   EXPECT_EQ(restore_leftover_limits(dir_, out).value_or(-1), 0);
+}
+
+TEST_F(JournalTest, AClockEntryRecordsUnlockedAndIsUndoneWithAReset) {
+  detail::JournalEntry clocks = entry();
+  clocks.knob = Knob::locked_clocks;
+  clocks.prior_limit_w = 0;
+  ASSERT_TRUE(detail::write_journal(dir_, clocks).ok());
+  const std::string path = detail::journal_path(dir_, clocks.uuid, Knob::locked_clocks);
+  EXPECT_THAT(path, HasSubstr("/locked-clocks-GPU-"));
+  EXPECT_EQ(detail::list_journals(dir_), std::vector<std::string>{path});
+  auto back = detail::read_journal(path);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->knob, Knob::locked_clocks);
+  EXPECT_EQ(detail::prior_setting(*back), "unlocked SM clocks");
+
+  auto device = session_->device_by_index(0);
+  ASSERT_TRUE(device.ok());
+  ASSERT_TRUE(device->set_locked_sm_clocks_mhz(1410, 1410).ok());
+  ASSERT_EQ(gpuscope_fake_nvml_locked_clocks_mhz(0, nullptr, nullptr), 1);
+  std::ostringstream out;
+  EXPECT_EQ(restore_leftover_limits(dir_, out).value_or(-1), 1);
+  EXPECT_THAT(out.str(), HasSubstr("restored GPU 0"));
+  EXPECT_THAT(out.str(), HasSubstr("to unlocked SM clocks"));
+  EXPECT_EQ(gpuscope_fake_nvml_locked_clocks_mhz(0, nullptr, nullptr), 0);
+  EXPECT_EQ(gpuscope_fake_nvml_power_limit_set_mw(0), 0u);  // the limit is not touched
+  EXPECT_TRUE(detail::list_journals(dir_).empty());
+}
+
+TEST_F(JournalTest, AnEntryFromBeforeClocksIsAPowerLimit) {
+  const std::string path = detail::journal_path(dir_, entry().uuid);
+  std::ofstream(path) << R"({"kind": "gpuscope.sweep.journal", "version": 1, "uuid": "GPU-1",
+      "index": 0, "prior_power_limit_w": 350})";
+  auto back = detail::read_journal(path);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->knob, Knob::power_limit);
+  EXPECT_EQ(back->prior_limit_w, 350);
 }
 
 }  // namespace

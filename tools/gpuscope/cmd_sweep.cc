@@ -1,4 +1,5 @@
-// gpuscope sweep [--gpu N|UUID,...] [--allow-power-changes] [--dry-run] [--limits FROM:TO:STEP]
+// gpuscope sweep [--gpu N|UUID,...] [--knob power|clocks] [--allow-power-changes] [--dry-run]
+//                [--limits FROM:TO:STEP]
 //                [--window S] [--warmup S] [--cooldown S] [--windows N] [--no-refine]
 //                [--json FILE] [--store FILE] [--restore]
 //                (--model M,.. [--task T,..] [--mode P,..] [--batch B,..] | --preset seeds
@@ -37,6 +38,7 @@ struct SweepArgs : RowArgs {
   std::vector<std::string> burn;       // --burn: precisions of the burn worker's GEMM
   std::vector<std::string> selectors;  // --gpu
   bool allow = false, dry_run = false, restore = false, no_refine = false;
+  std::string knob = "power";
   std::string limits, json, store;
   double window_s = 5, warmup_s = 10, cooldown_s = 0;
   int windows = 2;
@@ -44,12 +46,15 @@ struct SweepArgs : RowArgs {
   std::vector<std::string> command;
 };
 
-Result<sweep::LimitRange> parse_limits(const std::string& text) {
+Result<sweep::LimitRange> parse_limits(const std::string& text, sweep::Knob knob) {
   sweep::LimitRange range;
   char extra = 0;
   if (std::sscanf(text.c_str(), "%lf:%lf:%lf%c", &range.from_w, &range.to_w, &range.step_w,
                   &extra) != 3) {
-    return Status(Code::invalid_argument, "--limits takes FROM:TO:STEP in watts, e.g. 480:200:20");
+    return Status(Code::invalid_argument,
+                  knob == sweep::Knob::locked_clocks
+                      ? "--limits takes FROM:TO:STEP in MHz with --knob clocks, e.g. 1980:900:90"
+                      : "--limits takes FROM:TO:STEP in watts, e.g. 480:200:20");
   }
   return range;
 }
@@ -65,7 +70,8 @@ int run_restore() {
   auto restored = sweep::restore_leftover_limits(dir, std::cout);
   if (!restored.ok()) return report_error(restored.status());
   if (*restored == 0) {
-    std::cout << fmt::format("gpuscope: no power limit to restore (journal folder {})\n", dir);
+    std::cout << fmt::format(
+        "gpuscope: no power limit or clock lock to restore (journal folder {})\n", dir);
   }
   return kExitOk;
 }
@@ -138,6 +144,7 @@ int run_sweep_command(const SweepArgs& a) {
   // A bench row runs on one GPU: that one is swept (GPU 0 without --gpu, as bench runs).
   if (o.gpus.empty() && !workloads->empty() && a.command.empty()) o.gpus = {"0"};
   o.workloads = *workloads;
+  o.knob = a.knob == "clocks" ? sweep::Knob::locked_clocks : sweep::Knob::power_limit;
   o.allow_power_changes = a.allow;
   o.dry_run = a.dry_run;
   o.refine = !a.no_refine;
@@ -148,7 +155,7 @@ int run_sweep_command(const SweepArgs& a) {
   o.max_windows = std::max(a.windows * 3, 6);
   o.guardian_argv = {self_executable(), "sweep", "--guardian-for"};
   if (!a.limits.empty()) {
-    auto range = parse_limits(a.limits);
+    auto range = parse_limits(a.limits, o.knob);
     if (!range.ok()) return report_error(range.status());
     o.limits = *range;
   }
@@ -203,10 +210,10 @@ void add_sweep_command(CLI::App& app, Runner& runner) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand(
       "sweep",
-      "The power limit that keeps 80/90/95 % of a workload's speed for far less energy: lowers "
-      "the limit step by step while the workload runs - bench rows (--model/--preset, each one "
-      "gpuscope-torch process for its whole sweep) or CMD (it prints {\"samples_per_second\": X} "
-      "lines) - then restores the prior limit in every case");
+      "The power limit (or SM clock lock) that keeps 80/90/95 % of a workload's speed for far "
+      "less energy: lowers the limit step by step while the workload runs - bench rows "
+      "(--model/--preset, each one gpuscope-torch process for its whole sweep) or CMD (it prints "
+      "{\"samples_per_second\": X} lines) - then restores the prior limit in every case");
   cmd->add_option("--gpu", args->selectors,
                   "Sweep these GPUs (NVML indices or UUIDs); default: all, or GPU 0 for bench "
                   "rows (which run on the one GPU given)")
@@ -222,14 +229,20 @@ void add_sweep_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--torch-bin", args->torch_bin,
                   "gpuscope-torch to run the rows (default: $GPUSCOPE_TORCH_BIN, next to "
                   "gpuscope, or the build tree)");
+  cmd->add_option("--knob", args->knob,
+                  "What to sweep: power (the power limit, W) or clocks (a lock of the SM clock, "
+                  "MHz, nvmlDeviceSetGpuLockedClocks; reset at the end)")
+      ->check(CLI::IsMember({"power", "clocks"}))
+      ->default_val("power");
   cmd->add_flag("--allow-power-changes", args->allow,
-                "Let the sweep change power limits (needs root or CAP_SYS_ADMIN)");
+                "Let the sweep change power limits or lock clocks (needs root or CAP_SYS_ADMIN)");
   cmd->add_flag("--dry-run", args->dry_run,
                 "Print the plan, the prior limits and the privilege check, and measure at the "
                 "current limit only: changes nothing");
   cmd->add_option("--limits", args->limits,
-                  "FROM:TO:STEP in watts (default: the maximum down to the minimum in steps of "
-                  "5 % of the maximum)");
+                  "FROM:TO:STEP in watts, or MHz with --knob clocks (default: the maximum down to "
+                  "the minimum in steps of 5 % of the maximum; clocks: down to 40 % of the "
+                  "highest)");
   cmd->add_option("--window", args->window_s, "Seconds per measurement window")->default_val(5.0);
   cmd->add_option("--warmup", args->warmup_s, "Seconds after each change before measuring")
       ->default_val(10.0);
@@ -244,7 +257,8 @@ void add_sweep_command(CLI::App& app, Runner& runner) {
                   "Record into this SQLite results store (a 'sweep' run; `gpuscope report` "
                   "draws it)");
   cmd->add_flag("--restore", args->restore,
-                "Restore the power limits an interrupted sweep left (from its journal)");
+                "Restore the power limits (reset the clock locks) an interrupted sweep left, from "
+                "its journal");
   cmd->add_option("--guardian-for", args->guardian_for)->group("");  // hidden: the guardian
   cmd->add_option("command", args->command,
                   "-- CMD ARGS...: the workload instead of bench rows (no shell)")

@@ -88,6 +88,17 @@ unsigned gpuscope_fake_nvml_power_limit_set_mw(unsigned device_index) {
   return it == settings.end() ? 0 : it->second.power_limit_mw.value_or(0);
 }
 
+int gpuscope_fake_nvml_locked_clocks_mhz(unsigned device_index, unsigned* min_mhz,
+                                         unsigned* max_mhz) {
+  std::lock_guard lock(fake::shared_state_mutex());
+  const fake::Settings settings = fake::read_settings(fake::shared_state());
+  const auto it = settings.find(device_index);
+  if (it == settings.end() || !it->second.locked_clocks_mhz) return 0;
+  if (min_mhz != nullptr) *min_mhz = it->second.locked_clocks_mhz->first;
+  if (max_mhz != nullptr) *max_mhz = it->second.locked_clocks_mhz->second;
+  return 1;
+}
+
 namespace {
 
 // The scenario's device `index` with a power_response, loading the scenario file the way

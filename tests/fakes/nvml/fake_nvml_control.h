@@ -56,6 +56,13 @@ GPUSCOPE_FAKE_NVML_CONTROL_API long long gpuscope_fake_nvml_call_count(const cha
 GPUSCOPE_FAKE_NVML_CONTROL_API unsigned gpuscope_fake_nvml_power_limit_set_mw(
     unsigned device_index);
 
+// The SM clock lock on GPU `device_index` ({min, max} MHz through nvmlDeviceSetGpuLockedClocks,
+// until nvmlDeviceResetGpuLockedClocks; with GPUSCOPE_FAKE_NVML_STATE: as the state file
+// records it): 1 and the range when locked, 0 when unlocked.
+GPUSCOPE_FAKE_NVML_CONTROL_API int gpuscope_fake_nvml_locked_clocks_mhz(unsigned device_index,
+                                                                        unsigned* min_mhz,
+                                                                        unsigned* max_mhz);
+
 // The simulated workloads of a GPU with a "power_response" (README.md): curve `curve` starts
 // running on GPU `device_index` for process `pid` (when that process ends, the GPU is idle
 // again), so power, clocks, temperature and the workload's speed follow the power limit. With

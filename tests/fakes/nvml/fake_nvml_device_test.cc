@@ -1,5 +1,7 @@
 // The fake's device queries: static facts, the step timeline, energy, field values, power
 // limits and processes, checked against the fixtures and against hand computations.
+#include <unistd.h>
+
 #include <cstring>
 #include <vector>
 
@@ -389,6 +391,86 @@ TEST_F(FakeNvmlTest, SetPowerLimitHonoursScriptedErrors) {
   at(1.0);
   EXPECT_EQ(nvmlDeviceSetPowerManagementLimit(handle(0), 200000), NVML_SUCCESS);
   EXPECT_EQ(gpuscope_fake_nvml_power_limit_set_mw(0), 200000u);
+}
+
+TEST_F(FakeNvmlTest, LockableClocksAreListedForTheMemoryClock) {
+  start_fixture("rtx3090_power_sweep.json");  // graphics 2100 MHz max, memory 9751 MHz
+  const nvmlDevice_t device = handle(0);
+  unsigned memory[4] = {}, count = 4;
+  ASSERT_EQ(nvmlDeviceGetSupportedMemoryClocks(device, &count, memory), NVML_SUCCESS);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(memory[0], 9751u);
+  std::vector<unsigned> clocks(4);
+  count = 4;
+  EXPECT_EQ(nvmlDeviceGetSupportedGraphicsClocks(device, 9751, &count, clocks.data()),
+            NVML_ERROR_INSUFFICIENT_SIZE);
+  ASSERT_EQ(count, 127u);  // 2100 down to 210 in 15 MHz steps
+  clocks.resize(count);
+  ASSERT_EQ(nvmlDeviceGetSupportedGraphicsClocks(device, 9751, &count, clocks.data()),
+            NVML_SUCCESS);
+  EXPECT_EQ(clocks.front(), 2100u);
+  EXPECT_EQ(clocks[1], 2085u);
+  EXPECT_EQ(clocks.back(), 210u);
+  EXPECT_EQ(nvmlDeviceGetSupportedGraphicsClocks(device, 5001, &count, clocks.data()),
+            NVML_ERROR_NOT_FOUND);
+}
+
+TEST_F(FakeNvmlTest, AClockLockBelowWhatTheLimitAllowsSetsSpeedPowerAndReasons) {
+  start_fixture("rtx3090_power_sweep.json");
+  const nvmlDevice_t device = handle(0);
+  ASSERT_EQ(gpuscope_fake_nvml_start_workload(0, "fp32_train", static_cast<long>(getpid())), 0)
+      << gpuscope_fake_nvml_last_error();
+  auto reading = [&](auto fn) {
+    unsigned value = 0;
+    EXPECT_EQ(fn(device, &value), NVML_SUCCESS);
+    return value;
+  };
+  auto sm_clock = [&] {
+    return reading(
+        [](nvmlDevice_t d, unsigned* v) { return nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, v); });
+  };
+  auto reasons = [&] {
+    unsigned long long mask = 0;
+    EXPECT_EQ(nvmlDeviceGetCurrentClocksEventReasons(device, &mask), NVML_SUCCESS);
+    return mask;
+  };
+  // At the stock 390 W: 95.7 % of the peak speed, 1866 MHz, power-capped.
+  EXPECT_NEAR(gpuscope_fake_nvml_workload_samples_per_second(0), 310 * 0.957, 0.01);
+  EXPECT_EQ(sm_clock(), 1866u);
+  EXPECT_EQ(reasons(), 0x4u);
+  unsigned low = 0, high = 0;
+  EXPECT_EQ(gpuscope_fake_nvml_locked_clocks_mhz(0, &low, &high), 0);
+
+  EXPECT_EQ(nvmlDeviceSetGpuLockedClocks(device, 1800, 1700), NVML_ERROR_INVALID_ARGUMENT);
+  // Locked at 90 % of the 1950 MHz peak: 90 % of the speed, at the 330 W the curve draws there.
+  ASSERT_EQ(nvmlDeviceSetGpuLockedClocks(device, 1755, 1755), NVML_SUCCESS);
+  ASSERT_EQ(gpuscope_fake_nvml_locked_clocks_mhz(0, &low, &high), 1);
+  EXPECT_EQ(low, 1755u);
+  EXPECT_EQ(high, 1755u);
+  EXPECT_NEAR(gpuscope_fake_nvml_workload_samples_per_second(0), 310 * 0.9, 0.01);
+  EXPECT_EQ(sm_clock(), 1755u);
+  EXPECT_EQ(reading(nvmlDeviceGetPowerUsage), 330000u);
+  EXPECT_EQ(reasons(), 0x2u);  // ApplicationsClocksSetting: the lock, not the power cap
+
+  // A lock above what the limit allows changes nothing.
+  ASSERT_EQ(nvmlDeviceSetGpuLockedClocks(device, 1950, 1950), NVML_SUCCESS);
+  EXPECT_EQ(sm_clock(), 1866u);
+  EXPECT_EQ(reading(nvmlDeviceGetPowerUsage), 390000u);
+
+  ASSERT_EQ(nvmlDeviceSetGpuLockedClocks(device, 1755, 1755), NVML_SUCCESS);
+  ASSERT_EQ(nvmlDeviceResetGpuLockedClocks(device), NVML_SUCCESS);
+  EXPECT_EQ(gpuscope_fake_nvml_locked_clocks_mhz(0, &low, &high), 0);
+  EXPECT_EQ(sm_clock(), 1866u);
+  gpuscope_fake_nvml_stop_workload(0);
+}
+
+TEST_F(FakeNvmlTest, ClocksCannotBeLockedWithoutTheirMaxima) {
+  start_scenario(R"({"devices": [{"name": "x", "max_clocks": {"sm_mhz": 1400}}]})");
+  unsigned count = 4, clocks[4] = {};
+  EXPECT_EQ(nvmlDeviceGetSupportedMemoryClocks(handle(0), &count, clocks),
+            NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nvmlDeviceSetGpuLockedClocks(handle(0), 1000, 1000), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nvmlDeviceResetGpuLockedClocks(handle(0)), NVML_ERROR_NOT_SUPPORTED);
 }
 
 TEST_F(FakeNvmlTest, RunningProcessesFollowTheSizeProtocol) {

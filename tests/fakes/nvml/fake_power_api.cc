@@ -1,5 +1,9 @@
-// Power readings, limits and the energy counter, and the one setter gpuscope uses (the sweep).
+// Power readings, limits and the energy counter, and the setters the sweep uses: the power
+// limit and the SM clock lock.
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "api_call.h"
 #include "power_model.h"
@@ -74,5 +78,78 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDev
   gpuscope::fake_nvml::change_device_settings(
       call.state(), call.device_index(),
       [&](gpuscope::fake_nvml::DeviceSettings& settings) { settings.power_limit_mw = limit; });
+  return NVML_SUCCESS;
+}
+
+// The SM clock lock (Volta and newer). A device's lockable clocks are the graphics clocks from
+// its max_clocks.graphics_mhz down in 15 MHz steps to 210 MHz, listed for its one memory clock
+// max_clocks.mem_mhz, as a GeForce/data-centre card lists them; a device without both maxima
+// cannot lock its clocks (NOT_SUPPORTED).
+namespace {
+
+constexpr unsigned kLowestClockMhz = 210;
+constexpr unsigned kClockStepMhz = 15;
+
+bool can_lock(const gpuscope::fake_nvml::Device& device) {
+  return device.max_clocks.mem_mhz && device.max_clocks.graphics_mhz &&
+         *device.max_clocks.graphics_mhz >= kLowestClockMhz;
+}
+
+nvmlReturn_t write_list(const std::vector<unsigned>& values, unsigned* count, unsigned* out) {
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const auto capacity = *count;
+  *count = static_cast<unsigned>(values.size());
+  if (capacity < values.size() || out == nullptr) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::copy(values.begin(), values.end(), out);
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device,
+                                                                          unsigned int* count,
+                                                                          unsigned int* clocksMHz) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  if (!can_lock(call.device())) return NVML_ERROR_NOT_SUPPORTED;
+  return write_list({*call.device().max_clocks.mem_mhz}, count, clocksMHz);
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz,
+                                     unsigned int* count, unsigned int* clocksMHz) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  const auto& max = call.device().max_clocks;
+  if (!can_lock(call.device())) return NVML_ERROR_NOT_SUPPORTED;
+  if (memoryClockMHz != *max.mem_mhz) return NVML_ERROR_NOT_FOUND;
+  std::vector<unsigned> clocks;
+  for (unsigned mhz = *max.graphics_mhz; mhz >= kLowestClockMhz; mhz -= kClockStepMhz) {
+    clocks.push_back(mhz);
+  }
+  return write_list(clocks, count, clocksMHz);
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
+                                                                    unsigned int minGpuClockMHz,
+                                                                    unsigned int maxGpuClockMHz) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  if (!can_lock(call.device())) return NVML_ERROR_NOT_SUPPORTED;
+  if (minGpuClockMHz == 0 || minGpuClockMHz > maxGpuClockMHz) return NVML_ERROR_INVALID_ARGUMENT;
+  gpuscope::fake_nvml::change_device_settings(
+      call.state(), call.device_index(), [&](gpuscope::fake_nvml::DeviceSettings& settings) {
+        settings.locked_clocks_mhz = std::pair{minGpuClockMHz, maxGpuClockMHz};
+      });
+  return NVML_SUCCESS;
+}
+
+GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
+  ApiCall call(__func__);
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  if (!can_lock(call.device())) return NVML_ERROR_NOT_SUPPORTED;
+  gpuscope::fake_nvml::change_device_settings(
+      call.state(), call.device_index(),
+      [](gpuscope::fake_nvml::DeviceSettings& settings) { settings.locked_clocks_mhz.reset(); });
   return NVML_SUCCESS;
 }

@@ -6,6 +6,8 @@ namespace gpuscope::fake_nvml {
 namespace {
 
 constexpr unsigned long long kSwPowerCapBit = 0x4;  // nvmlClocksEventReasonSwPowerCap
+// nvmlClocksEventReasonApplicationsClocksSetting: also what a locked clock shows
+constexpr unsigned long long kApplicationsClocksBit = 0x2;
 
 DeviceSettings settings_of(const State& state, unsigned index) {
   const Settings settings = read_settings(state);
@@ -24,6 +26,23 @@ double fraction_at(const WorkloadCurve& curve, double limit_w) {
     return f0 + (f1 - f0) * (limit_w - w0) / (w1 - w0);
   }
   return points.back().second;
+}
+
+// The lowest limit at which `curve` runs at `fraction` of its peak (the inverse of fraction_at);
+// below the first point, linear from (idle_w, 0).
+double power_for(const WorkloadCurve& curve, double fraction, double idle_w) {
+  const auto& points = curve.points;
+  if (fraction <= points.front().second) {
+    const auto [w0, f0] = points.front();
+    return f0 > 0 ? idle_w + (w0 - idle_w) * std::max(0.0, fraction) / f0 : w0;
+  }
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    if (fraction > points[i].second) continue;
+    const auto [w0, f0] = points[i - 1];
+    const auto [w1, f1] = points[i];
+    return f1 > f0 ? w0 + (w1 - w0) * (fraction - f0) / (f1 - f0) : w0;
+  }
+  return points.back().first;
 }
 
 std::optional<unsigned> limit_of(const Device& device, const DeviceSettings& settings) {
@@ -49,16 +68,31 @@ std::optional<OperatingPoint> operating_point(const Device& device,
   OperatingPoint point;
   point.power_w = response.idle_power_w;
   point.sm_clock_mhz = response.idle_sm_clock_mhz;
+  const auto& lock = settings.locked_clocks_mhz;
+  if (lock) {  // an idle GPU keeps to its lock too
+    point.sm_clock_mhz = std::clamp(point.sm_clock_mhz, static_cast<double>(lock->first),
+                                    static_cast<double>(lock->second));
+  }
   const auto curve = response.curves.find(settings.workload);
   if (curve != response.curves.end() && workload_running(settings)) {
     const auto limit_mw = limit_of(device, settings);
     const double limit_w = limit_mw ? *limit_mw / 1000.0 : curve->second.max_draw_w;
     point.busy = true;
     point.speed_fraction = fraction_at(curve->second, limit_w);
-    point.samples_per_second = curve->second.peak_samples_per_second * point.speed_fraction;
     point.power_w = std::min(limit_w, curve->second.max_draw_w);
     point.power_capped = limit_w < curve->second.max_draw_w;
     point.sm_clock_mhz = response.peak_sm_clock_mhz * point.speed_fraction;
+    // A lock below the clock the limit allows holds the clock there; the speed follows the
+    // clock and the power is what the curve draws at that speed (the limit no longer binds).
+    if (lock && lock->second < point.sm_clock_mhz && response.peak_sm_clock_mhz > 0) {
+      point.sm_clock_mhz = lock->second;
+      point.speed_fraction = lock->second / response.peak_sm_clock_mhz;
+      point.power_w = std::min(
+          point.power_w, power_for(curve->second, point.speed_fraction, response.idle_power_w));
+      point.power_capped = false;
+      point.clocks_locked = true;
+    }
+    point.samples_per_second = curve->second.peak_samples_per_second * point.speed_fraction;
   }
   point.temperature_c = response.ambient_c + response.c_per_w * point.power_w;
   return point;
@@ -77,7 +111,8 @@ std::optional<double> modelled_reading(const State& state, unsigned index, std::
   if (name == "gpu_temp_c") return point->temperature_c;
   if (name == "gpu_util_percent") return point->busy ? 100.0 : 0.0;
   if (name == "clock_event_reasons") {
-    return point->power_capped ? static_cast<double>(kSwPowerCapBit) : 0.0;
+    return static_cast<double>((point->power_capped ? kSwPowerCapBit : 0) |
+                               (point->clocks_locked ? kApplicationsClocksBit : 0));
   }
   return std::nullopt;
 }

@@ -28,7 +28,9 @@ std::optional<double> total_energy_mj(State& state, unsigned index, double t);
 // timeline has no power_mw.
 std::optional<double> average_power_mw(const Device& device, double t);
 
-// Where a GPU with a power_response runs now, for the settings in force.
+// Where a GPU with a power_response runs now, for the settings in force: the SM clock is
+// min(the lock's maximum, the clock the power limit allows); a lock that binds sets the speed
+// (fraction = clock / peak_sm_clock_mhz) and the power (the curve's limit for that fraction).
 struct OperatingPoint {
   bool busy = false;          // a workload runs
   double speed_fraction = 0;  // of its speed at the maximum limit
@@ -36,7 +38,8 @@ struct OperatingPoint {
   double power_w = 0;
   double sm_clock_mhz = 0;
   double temperature_c = 0;
-  bool power_capped = false;  // the limit holds it below what it would draw
+  bool power_capped = false;   // the limit holds it below what it would draw
+  bool clocks_locked = false;  // an SM clock lock holds it below what the limit allows
 };
 
 // nullopt when the device has no power_response.

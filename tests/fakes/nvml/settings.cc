@@ -47,6 +47,13 @@ Settings parse_settings(std::istream& in) {
     if (limit != "-") device.power_limit_mw = static_cast<unsigned>(std::stoul(limit));
     if (workload != "-") device.workload = workload;
     if (at != "-") device.energy_at_s = std::stod(at);
+    std::string locked;
+    unsigned low = 0, high = 0;
+    char colon = 0;
+    if (fields >> name >> locked && locked != "-" &&
+        std::istringstream(locked) >> low >> colon >> high && colon == ':') {
+      device.locked_clocks_mhz = std::pair{low, high};
+    }
     settings[index] = device;
   }
   return settings;
@@ -67,7 +74,11 @@ void write_file(const std::string& path, const Settings& settings) {
           << (device.power_limit_mw ? std::to_string(*device.power_limit_mw) : "-") << " workload "
           << (device.workload.empty() ? "-" : device.workload) << " pid " << device.workload_pid
           << " energy_mj " << optional_text(device.energy_mj) << " at_s "
-          << optional_text(device.energy_at_s) << "\n";
+          << optional_text(device.energy_at_s) << " locked_mhz "
+          << (device.locked_clocks_mhz ? std::to_string(device.locked_clocks_mhz->first) + ":" +
+                                             std::to_string(device.locked_clocks_mhz->second)
+                                       : "-")
+          << "\n";
     }
   }
   if (const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
