@@ -77,10 +77,13 @@ run() {
   } >"$facts"
   settings >"$out/settings_before.txt" 2>&1
   cat "$out/settings_before.txt" >>"$facts"
-  dry row --model vit_b16 --task train --mode amp_bf16 --batch 64 --window 2 --warmup 3 --windows 2
-  dry clocks --knob clocks --model vit_b16 --task train --mode amp_bf16 --batch 64 --window 2 \
-    --warmup 3 --windows 2
-  dry seeds --preset seeds --window 1 --warmup 0 --windows 2
+  local parts=" ${SWEEP_PARTS:-row clocks seeds} "  # SWEEP_PARTS: which dry runs
+  [[ "$parts" == *" row "* ]] &&
+    dry row --model vit_b16 --task train --mode amp_bf16 --batch 64 --window 2 --warmup 3 --windows 2
+  [[ "$parts" == *" clocks "* ]] &&
+    dry clocks --knob clocks --model vit_b16 --task train --mode amp_bf16 --batch 64 --window 2 \
+      --warmup 3 --windows 2
+  [[ "$parts" == *" seeds "* ]] && dry seeds --preset seeds --window 1 --warmup 0 --windows 2
   settings >"$out/settings_after.txt" 2>&1
   {
     echo "-- settings after:"
