@@ -281,13 +281,7 @@ std::uint64_t byte_count(JsonFields& f, const char* key) {
 }
 
 Status read_texts(JsonFields& f, const char* key, std::vector<std::string>& out) {
-  const json& list = f.member(key);
-  if (list.is_null()) return Status{};
-  for (std::size_t i = 0; list.is_array() && i < list.size(); ++i) {
-    if (!list[i].is_string()) break;
-    out.push_back(list[i].get<std::string>());
-  }
-  if (!list.is_array() || out.size() < list.size()) f.fail(key, "expected a list of strings");
+  out = f.texts(key);
   return f.status();
 }
 
@@ -295,12 +289,8 @@ Status read_texts(JsonFields& f, const char* key, std::vector<std::string>& out)
 // stops at the first problem.
 template <typename Read>
 Status read_list(JsonFields& f, const char* key, Read read) {
-  const json& list = f.member(key);
-  if (list.is_null()) return Status{};
-  if (!list.is_array()) {
-    f.fail(key, "expected a list");
-    return f.status();
-  }
+  const json& list = f.list(key);
+  GPUSCOPE_RETURN_IF_ERROR(f.status());
   for (std::size_t i = 0; i < list.size(); ++i) {
     JsonFields item(list[i], fmt::format("{}.{}[{}]", f.where(), key, i));
     GPUSCOPE_RETURN_IF_ERROR(item.status());

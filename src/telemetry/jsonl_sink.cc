@@ -97,15 +97,9 @@ Status read_session(JsonFields& f, SessionInfo& session) {
   session.command_line = f.opt_text("command_line").value_or("");
   session.driver_version = f.opt_text("driver_version");
   session.cuda_driver_version = f.opt_text("cuda_driver_version");
-  const json& command = f.member("command");
-  for (std::size_t i = 0; command.is_array() && i < command.size(); ++i) {
-    if (!command[i].is_string()) f.fail("command", "expected a list of strings");
-    if (command[i].is_string()) session.command.push_back(command[i].get<std::string>());
-  }
-  if (!command.is_null() && !command.is_array()) f.fail("command", "expected a list of strings");
-  const json& gpus = f.member("gpus");
-  if (!gpus.is_null() && !gpus.is_array()) f.fail("gpus", "expected a list");
-  for (std::size_t i = 0; gpus.is_array() && i < gpus.size(); ++i) {
+  session.command = f.texts("command");
+  const json& gpus = f.list("gpus");
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
     JsonFields g(gpus[i], fmt::format("{}: gpus[{}]", f.where(), i));
     session.gpus.push_back(detail::identity_from_json(g));
     GPUSCOPE_RETURN_IF_ERROR(g.status());
