@@ -16,10 +16,7 @@
 # bench_agreement.txt. Reads the GPU's settings; never changes power limits, clocks, MIG,
 # persistence or compute mode.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 what="${1:-all}"
 cli_build="$root/build/device"
 torch_build="$root/build/torch-device"

@@ -8,12 +8,8 @@
 #                                             # bench/study_device.sh build-quick sent back
 # Writes under $OUT: inputs.json (the bench document), inputs.txt (console), inputs.err.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
-[ -d "$usr" ] && export LD_LIBRARY_PATH="$usr/lib/x86_64-linux-gnu:$usr/lib:${LD_LIBRARY_PATH:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+use_carried_libraries
 tar -xzf "${1:?bin.tar.gz}" -C "$root" || exit 1
 G="$root/bin/gpuscope"
 T="$root/bin/gpuscope-torch"

@@ -9,11 +9,7 @@
 #   bash bench/ci_device.sh asan      # there: the same with ASan + UBSan (the asan preset's flags
 #                                     # and environment), without the GPU-only tests
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 case "${1:-run}" in
   prepare)
     bash bench/monitor_device.sh prepare || exit 1

@@ -11,10 +11,7 @@
 # everything else is on the machine. (.deps is too large to travel.)
 # Never changes the GPU's power limit, clocks, MIG layout, persistence or compute mode.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 build="$root/build/device"
 what="${1:-all}"
 

@@ -11,11 +11,7 @@
 #   bash bench/diagnose_fixtures_device.sh run       # there (carry .carry)
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 build="$root/build/device-diagnose"
 bin="$build/tools/gpuscope/gpuscope"
 export NCCL_NVLS_ENABLE=0

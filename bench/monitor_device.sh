@@ -15,10 +15,7 @@
 # (GPUSCOPE_WITH_NCURSES turns itself off). Never changes power limits, clocks, MIG,
 # persistence or compute mode.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 what="${1:-run}"
 
 prepare() {

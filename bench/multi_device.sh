@@ -28,10 +28,7 @@
 # visible) is the N of the N-GPU rows. Writes under $OUT: multi_gpu.txt (GPUs, topology,
 # versions), multi_build.log, multi_*.jsonl (every JSON line), multi_*.out (consoles).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 build="$root/build/multi-device"
 bin="$root/bin/gpuscope-torch"

@@ -15,12 +15,8 @@
 # changes power limits, clocks, MIG or compute mode; the MPS daemons are private ones (pipe and
 # log folders under a run folder in /tmp), started and stopped by gpuscope or by this script.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
-[ -d "$usr" ] && export LD_LIBRARY_PATH="$usr/lib/x86_64-linux-gnu:$usr/lib:${LD_LIBRARY_PATH:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+use_carried_libraries
 res="$out/share"
 mkdir -p "$res"
 export GPUSCOPE_STATE_DIR="$res/state"
@@ -28,16 +24,9 @@ export GPUSCOPE_STATE_DIR="$res/state"
 build() {
   local build="$root/build/device-share" start
   start=$(date +%s)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
-    -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
-    >"$out/share_build.log" 2>&1 || { tail -30 "$out/share_build.log"; return 1; }
-  cmake --build "$build" --target gpuscope_cli gpuscope_torch -j "$(nproc)" \
-    >>"$out/share_build.log" 2>&1 || { grep -E "error" "$out/share_build.log" | head -30; return 1; }
-  mkdir -p "$root/bin"
-  cp "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch" "$root/bin/"
-  strip "$root/bin/gpuscope" "$root/bin/gpuscope-torch"
-  tar -czf "$out/bin.tar.gz" -C "$root" bin
+  configure_release "$build" "$out/share_build.log" || return 1
+  build_targets "$build" "$out/share_build.log" gpuscope_cli gpuscope_torch || return 1
+  pack_bin "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch"
   echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
 }
 

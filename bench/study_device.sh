@@ -21,12 +21,8 @@
 # settings; never changes power limits, clocks, MIG, persistence or compute mode (the study's
 # sweep step is skipped without --allow-power-changes, which is never passed here).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
-[ -d "$usr" ] && export LD_LIBRARY_PATH="$usr/lib/x86_64-linux-gnu:$usr/lib:${LD_LIBRARY_PATH:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+use_carried_libraries
 
 gpu_facts() {
   {
@@ -45,18 +41,10 @@ build() {
   local plotly=()
   # The machine has no PyPI: the report's plotly.js comes from .carry (put there by `prepare`).
   [ -f "$root/.carry/plotly.min.js" ] && plotly=(-DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js")
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    "${plotly[@]}" -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
-    -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
-    >"$out/study_build.log" 2>&1 || { tail -30 "$out/study_build.log"; return 1; }
-  cmake --build "$build" --target "${targets[@]}" \
-    -j "$(nproc)" >>"$out/study_build.log" 2>&1 || { grep -E "error" "$out/study_build.log" | head -30; return 1; }
-  mkdir -p "$root/bin"
-  for t in "$build/tools/gpuscope/gpuscope" "$(find "$build" -name gpuscope-burn-worker -type f | head -1)" \
-    "$build/workloads/torch/gpuscope-torch"; do
-    [ -f "$t" ] && cp "$t" "$root/bin/" && strip "$root/bin/$(basename "$t")"
-  done
-  tar -czf "$out/bin.tar.gz" -C "$root" bin
+  configure_release "$build" "$out/study_build.log" "${plotly[@]}" || return 1
+  build_targets "$build" "$out/study_build.log" "${targets[@]}" || return 1
+  pack_bin "$build/tools/gpuscope/gpuscope" "$(find "$build" -name gpuscope-burn-worker -type f | head -1)" \
+    "$build/workloads/torch/gpuscope-torch"
   echo "built ${targets[*]} in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
 }
 

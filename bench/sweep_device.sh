@@ -20,12 +20,8 @@
 # sweep_seeds.{out,json} (--preset seeds: ViT-B/16 train and infer in every precision mode, the
 # sweep's own warm-up off; about 2-3 minutes).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
-[ -d "$usr" ] && export LD_LIBRARY_PATH="$usr/lib/x86_64-linux-gnu:$usr/lib:${LD_LIBRARY_PATH:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+use_carried_libraries
 # A fresh journal folder: the start of every gpuscope command restores the journals it finds
 # there, and there must be none to act on.
 export GPUSCOPE_STATE_DIR="$(mktemp -d /tmp/gpuscope-sweep-state.XXXXXX)"
@@ -34,16 +30,9 @@ facts="$out/sweep_device.txt"
 build() {
   local build="$root/build/device-sweep" start
   start=$(date +%s)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
-    -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
-    >"$out/sweep_build.log" 2>&1 || { tail -30 "$out/sweep_build.log"; return 1; }
-  cmake --build "$build" --target gpuscope_cli gpuscope_torch -j "$(nproc)" \
-    >>"$out/sweep_build.log" 2>&1 || { grep -E "error" "$out/sweep_build.log" | head -30; return 1; }
-  mkdir -p "$root/bin"
-  cp "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch" "$root/bin/"
-  strip "$root/bin/gpuscope" "$root/bin/gpuscope-torch"
-  tar -czf "$out/bin.tar.gz" -C "$root" bin
+  configure_release "$build" "$out/sweep_build.log" || return 1
+  build_targets "$build" "$out/sweep_build.log" gpuscope_cli gpuscope_torch || return 1
+  pack_bin "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch"
   echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
 }
 

@@ -17,10 +17,7 @@
 # torch_vs_timm.log (every gpuscope-torch command and its JSON lines), torch_vs_timm.json,
 # torch_vs_timm.out (the console). Reads the GPU's settings, never changes them.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 plan="${1:-key}"
 shift || true
 build="$root/build/torch-device"

@@ -19,6 +19,25 @@ inline constexpr int kBurnSchemaVersion = 1;
 // _c, _hz, _flop_per_s, _bytes_per_s); fractions are 0..1. Absent readings are omitted.
 nlohmann::json burn_to_json(const burn::Report& report);
 
+// The one reader of that document (the store and the study read burn through it): every field
+// burn_to_json writes comes back, so burn_to_json(burn_from_json(burn_to_json(r))) is
+// burn_to_json(r). Derived fields (ok, exit_code, each target's label and visible_devices,
+// errors.total) are computed again rather than read. A document without "kind" is taken as
+// burn's. data_error, naming the field's path ("burn.targets[0].gemm[1].flop_per_s: expected
+// an object"), for another kind, a schema_version it does not read, a row without what names it
+// (precision, kernel, direction), or a field of the wrong type.
+Result<burn::Report> burn_from_json(const nlohmann::json& document);
+
+namespace burn {
+// The names burn --json gives them: "passed", "verification_failed", "failed", "interrupted";
+// "measured", "skipped", "failed", "not_run".
+const char* outcome_name(Outcome outcome);
+const char* row_status_name(RowStatus status);
+}  // namespace burn
+
+// The options as burn --json writes them ("options"): what the run was asked to do.
+nlohmann::json burn_options_to_json(const burn::Options& options);
+
 // {"schema_version": 1, "kind": "gpuscope.burn", "error": {"code", "message"}}.
 nlohmann::json burn_error_json(const Status& status);
 

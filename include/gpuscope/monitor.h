@@ -70,6 +70,11 @@ struct Recording {
   std::optional<nlohmann::json> summary;
 };
 Result<Recording> read_recording(const std::string& path);
+// The one reader of the format, over its lines parsed (a null entry is a blank line, skipped):
+// read_recording reads a file with it, the store a monitor run. The first line must be the
+// session; lines of other types are skipped. data_error naming the line ("line 3: ...") when a
+// line does not follow the format or the session is of another kind or a newer schema.
+Result<Recording> recording_from_lines(const std::vector<nlohmann::json>& lines);
 // The SQLite results store (store.h): one run of kind "monitor" with its GPUs; samples are
 // committed at least every kStoreCommitInterval, so a SIGKILL loses at most that much. Several
 // monitors may write one store at once (each writes its own run). not_supported when this

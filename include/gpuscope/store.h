@@ -28,6 +28,9 @@
 namespace gpuscope {
 struct PeakRates;   // gpuscope/datasheet.h
 struct SystemInfo;  // gpuscope/info.h
+namespace burn {
+struct Report;  // gpuscope/burn.h
+}  // namespace burn
 }  // namespace gpuscope
 
 namespace gpuscope::store {
@@ -242,6 +245,13 @@ Result<std::vector<RunData>> runs_from_document(const nlohmann::json& document);
 // for a GPU throttled at rest and for a GPU that could not be read. Its times and command line
 // are the caller's to set.
 RunData info_to_run(const SystemInfo& info);
+
+// What `gpuscope burn` measured as one "burn" run: a GPU record per target (a GPU or a MIG
+// instance) whose peak rates are the ones burn compared with (from each row's fraction of
+// peak), the GEMM rates, errors and telemetry aggregates per precision, the memory, host-link
+// and overlap rates as measurements, and findings for errors, failed or interrupted workers and
+// burn's warnings. Its times are the caller's to set.
+RunData burn_to_run(const burn::Report& report);
 
 // Reads the runs in a file, whatever it holds: a records document, `gpuscope info --json`
 // output (one "info" run with its GPUs), `gpuscope burn --json` output (one "burn" run, a GPU

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/json_fields.h"
 #include "gpuscope/bench.h"
 
 namespace gpuscope::bench {
@@ -14,129 +15,86 @@ namespace {
 
 using nlohmann::json;
 
-// What is wrong, with where: "rows[3].mode: expected a string".
+using gpuscope::detail::JsonFields;
+
+// What is wrong, with where: "rows[3].mode: expected a string". The reader stops at the first.
 class Malformed : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-// A JSON object and where it sits in the document, for messages.
-class Fields {
- public:
-  Fields(const json& object, std::string where) : j_(object), where_(std::move(where)) {
-    if (!j_.is_object()) throw Malformed(where_ + ": expected an object");
-  }
+// Throws the first problem `f` found (JsonFields collects it; this reader stops there).
+void check(const JsonFields& f) {
+  if (!f.status().ok()) throw Malformed(f.status().message());
+}
 
-  const json& need(const char* key) const {
-    if (!j_.contains(key)) throw Malformed(name(key) + ": missing");
-    return j_[key];
-  }
-  bool has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
-  std::string name(const char* key) const { return where_.empty() ? key : where_ + "." + key; }
+// The member `key` of `f`, which must be there.
+const json& need(JsonFields& f, const char* key) {
+  if (!f.has(key)) f.fail(key, "missing");
+  check(f);
+  return f.member(key);
+}
 
-  std::string text(const char* key) const {
-    const json& v = need(key);
-    if (!v.is_string()) throw Malformed(name(key) + ": expected a string");
-    return v.get<std::string>();
-  }
-  double number(const char* key) const {
-    const json& v = need(key);
-    if (!v.is_number()) throw Malformed(name(key) + ": expected a number");
-    return v.get<double>();
-  }
-  bool boolean(const char* key) const {
-    const json& v = need(key);
-    if (!v.is_boolean()) throw Malformed(name(key) + ": expected true or false");
-    return v.get<bool>();
-  }
-  std::optional<std::string> opt_text(const char* key) const {
-    return has(key) ? std::optional(text(key)) : std::nullopt;
-  }
-  std::optional<double> opt_number(const char* key) const {
-    return has(key) ? std::optional(number(key)) : std::nullopt;
-  }
-  std::optional<int> opt_int(const char* key) const {
-    if (!has(key)) return std::nullopt;
-    const json& v = j_[key];
-    if (!v.is_number_integer()) throw Malformed(name(key) + ": expected an integer");
-    return v.get<int>();
-  }
-  std::optional<bool> opt_bool(const char* key) const {
-    return has(key) ? std::optional(boolean(key)) : std::nullopt;
-  }
-  std::vector<std::string> texts(const char* key) const {
-    std::vector<std::string> out;
-    if (!has(key)) return out;
-    const json& v = j_[key];
-    if (!v.is_array()) throw Malformed(name(key) + ": expected an array");
-    for (const json& item : v) {
-      if (!item.is_string()) throw Malformed(name(key) + ": expected strings");
-      out.push_back(item.get<std::string>());
-    }
-    return out;
-  }
-  // The array at `key` (absent or null: empty).
-  const json& array(const char* key) const {
-    static const json empty = json::array();
-    if (!has(key)) return empty;
-    if (!j_[key].is_array()) throw Malformed(name(key) + ": expected an array");
-    return j_[key];
-  }
+std::string path(const JsonFields& f, const char* key) {
+  return f.where().empty() ? key : f.where() + "." + key;
+}
 
- private:
-  const json& j_;
-  std::string where_;
-};
-
-Verdict verdict(const Fields& f) {
+Verdict verdict(JsonFields& f) {
   const std::string name = f.text("verdict");
+  check(f);
   auto v = parse_verdict(name);
-  if (!v) throw Malformed(f.name("verdict") + ": unknown verdict '" + name + "'");
+  if (!v) throw Malformed(path(f, "verdict") + ": unknown verdict '" + name + "'");
   return *v;
 }
 
-RowSpec spec_from(const Fields& f) {
+RowSpec spec_from(JsonFields& f) {
   RowSpec s;
   s.model = f.text("model");
   s.task = f.text("task");
   s.mode = f.text("mode");
   s.batch = f.opt_text("batch_requested").value_or("");
+  check(f);
   if (f.has("knobs")) {
-    Fields knobs(f.need("knobs"), f.name("knobs"));
+    JsonFields knobs(f.member("knobs"), path(f, "knobs"));
     // Written as an object (sorted by name); a RowSpec keeps them in knob order.
     for (const std::string& name : knob_names()) {
       if (auto value = knobs.opt_text(name.c_str())) s.knobs.emplace_back(name, *value);
     }
-    for (const auto& [name, value] : f.need("knobs").items()) {
+    check(knobs);
+    for (const auto& [name, value] : f.member("knobs").items()) {
       const auto& known = knob_names();
       if (std::find(known.begin(), known.end(), name) == known.end()) {
-        throw Malformed(f.name("knobs") + ": unknown knob '" + name + "'");
+        throw Malformed(knobs.where() + ": unknown knob '" + name + "'");
       }
     }
   }
   if (f.has("input")) {
-    Fields in(f.need("input"), f.name("input"));
+    JsonFields in(f.member("input"), path(f, "input"));
     s.input.kind = in.text("kind");
     s.input.workers = in.opt_int("loader_workers");
     s.input.pinned = in.opt_bool("pinned");
     s.input.non_blocking = in.opt_bool("non_blocking");
     s.input.data_dir = in.opt_text("data").value_or("");
+    check(in);
   }
   s.warmup = f.opt_int("warmup");
   s.windows = f.opt_int("windows");
   s.steps = f.opt_int("steps");
   s.guard_steps = f.opt_int("guard_steps");
   s.extra_args = f.texts("extra_args");
+  check(f);
   return s;
 }
 
 Row row_from(const json& j, const std::string& where) {
-  const Fields f(j, where);
+  JsonFields f(j, where);
+  check(f);
   Row r;
   r.spec = spec_from(f);
   const std::string status = f.text("status");
+  check(f);
   if (status != "ok" && status != "skipped") {
-    throw Malformed(f.name("status") + ": expected ok or skipped, not '" + status + "'");
+    throw Malformed(path(f, "status") + ": expected ok or skipped, not '" + status + "'");
   }
   r.skipped = status == "skipped";
   r.skip_code = f.opt_text("skip_code").value_or("");
@@ -160,37 +118,49 @@ Row row_from(const json& j, const std::string& where) {
   r.torch_version = f.opt_text("torch_version");
   r.device_name = f.opt_text("device_name");
   r.wall_seconds = f.opt_number("wall_seconds").value_or(0);
+  check(f);
   if (f.has("guard")) {
-    const Fields g(f.need("guard"), f.name("guard"));
-    r.guard = GuardResult{verdict(g), g.opt_text("reason").value_or("")};
+    JsonFields g(f.member("guard"), path(f, "guard"));
+    check(g);
+    const Verdict v = verdict(g);
+    r.guard = GuardResult{v, g.opt_text("reason").value_or("")};
+    check(g);
   }
   return r;
 }
 
 GuardRun guard_from(const json& j, const std::string& where) {
-  const Fields f(j, where);
+  JsonFields f(j, where);
+  check(f);
   GuardRun g;
   g.model = f.text("model");
   g.mode = f.text("mode");
-  g.result = {verdict(f), f.opt_text("reason").value_or("")};
+  check(f);
+  const Verdict v = verdict(f);
+  g.result = {v, f.opt_text("reason").value_or("")};
+  check(f);
   if (f.has("curve")) {
-    const Fields c(f.need("curve"), f.name("curve"));
+    JsonFields c(f.member("curve"), path(f, "curve"));
+    check(c);
     LossCurve curve;
-    for (const json& v : c.array("losses")) {
-      if (!v.is_number() && !v.is_null()) throw Malformed(c.name("losses") + ": expected numbers");
+    for (const json& loss : c.list("losses")) {
+      if (!loss.is_number() && !loss.is_null()) {
+        throw Malformed(path(c, "losses") + ": expected numbers");
+      }
       // null: a step whose loss was not finite (JSON has no NaN).
-      curve.losses.push_back(v.is_number() ? v.get<double>()
-                                           : std::numeric_limits<double>::quiet_NaN());
+      curve.losses.push_back(loss.is_number() ? loss.get<double>()
+                                              : std::numeric_limits<double>::quiet_NaN());
     }
     curve.loss_scale = c.opt_number("loss_scale");
     curve.skipped_steps = c.opt_int("skipped_steps");
+    check(c);
     g.curve = std::move(curve);
   }
   return g;
 }
 
 BenchResult result_from(const json& document) {
-  const Fields f(document, "");
+  JsonFields f(document, "");
   BenchResult r;
   r.complete = f.opt_bool("complete").value_or(true);  // older documents: written at the end
   r.started_unix_s = f.opt_number("started_unix_s").value_or(0);
@@ -198,6 +168,7 @@ BenchResult result_from(const json& document) {
   r.earlier_wall_seconds = f.opt_number("earlier_wall_seconds").value_or(0);
   r.interrupted = f.opt_bool("interrupted").value_or(false);
   const double planned = f.number("rows_planned");
+  check(f);
   if (planned < 0) throw Malformed("rows_planned: negative");
   r.planned = static_cast<std::size_t>(planned);
   r.resumed_rows = static_cast<std::size_t>(f.opt_int("resumed_rows").value_or(0));
@@ -206,13 +177,15 @@ BenchResult result_from(const json& document) {
   r.torch_bin = f.opt_text("torch_bin").value_or("");
   r.gpu_index = static_cast<unsigned>(std::max(0, f.opt_int("gpu_index").value_or(0)));
   if (f.has("gpu")) {
-    const Fields gpu(f.need("gpu"), "gpu");
+    JsonFields gpu(f.member("gpu"), "gpu");
     r.gpu_name = gpu.opt_text("name");
     r.gpu_uuid = gpu.opt_text("uuid");
+    check(gpu);
   }
   r.driver_version = f.opt_text("driver_version");
   r.warnings = f.texts("warnings");
-  const json& rows = f.need("rows");
+  check(f);
+  const json& rows = need(f, "rows");
   if (!rows.is_array()) throw Malformed("rows: expected an array");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     r.rows.push_back(row_from(rows[i], fmt::format("rows[{}]", i)));
@@ -220,7 +193,8 @@ BenchResult result_from(const json& document) {
   if (r.rows.size() > r.planned) {
     throw Malformed(fmt::format("{} rows but rows_planned is {}", r.rows.size(), r.planned));
   }
-  const json& guards = f.array("guard");
+  const json& guards = f.list("guard");
+  check(f);
   for (std::size_t i = 0; i < guards.size(); ++i) {
     r.guards.push_back(guard_from(guards[i], fmt::format("guard[{}]", i)));
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "common/json_fields.h"
 #include "gpuscope/observe.h"
 
 namespace gpuscope::burn {
@@ -18,15 +19,17 @@ std::string InterconnectReport::gpu_name(int ordinal) const {
 namespace detail {
 namespace {
 
+using gpuscope::detail::JsonFields;
 using json = nlohmann::json;
 
 // The all-reduce sizes go up to 1 GiB; on PCIe a GiB all-reduce takes about 0.1 s, 200 times.
 constexpr double kInterconnectTimeoutSeconds = 600;
 
+// A field every row of the worker's has: absent is a problem of `row`.
 template <typename T>
-T number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<T>() : T{};
+T required(JsonFields& row, const char* key, std::optional<T> value) {
+  if (!value && !row.has(key)) row.fail(key, "missing");
+  return value.value_or(T{});
 }
 
 }  // namespace
@@ -42,34 +45,42 @@ std::vector<const Target*> interconnect_gpus(const Plan& plan) {
 
 void add_interconnect_line(std::string_view line, InterconnectReport& report) {
   const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+  const std::optional<std::string> type =
+      j.is_object() ? JsonFields(j, "line").opt_text("type") : std::nullopt;
+  if (!type) {
     report.problems.push_back(fmt::format("a line the worker should not print: {}",
                                           line.substr(0, std::min<std::size_t>(line.size(), 200))));
     return;
   }
-  const std::string type = j["type"].get<std::string>();
-  if (type == "all_reduce") {
+  // A row with a field missing or of the wrong type is left out and said, rather than kept
+  // as zeros; the interconnect is not fatal to burn.
+  JsonFields row(j, *type);
+  if (*type == "all_reduce") {
     capability::AllReduceResult r;
-    r.gpus = number<int>(j, "gpus");
-    r.bytes = number<std::uint64_t>(j, "bytes");
-    r.iterations = number<int>(j, "iterations");
-    r.seconds = number<double>(j, "seconds");
-    r.algorithm_bandwidth = number<double>(j, "algorithm_bandwidth");
-    r.bus_bandwidth = number<double>(j, "bus_bandwidth");
-    report.all_reduce.push_back(r);
-  } else if (type == "peer_copy") {
+    r.gpus = required(row, "gpus", row.opt_int("gpus"));
+    r.bytes = required(row, "bytes", row.opt_unsigned<std::uint64_t>("bytes"));
+    r.iterations = required(row, "iterations", row.opt_int("iterations"));
+    r.seconds = row.number("seconds");
+    r.algorithm_bandwidth = row.number("algorithm_bandwidth");
+    r.bus_bandwidth = row.number("bus_bandwidth");
+    if (row.status().ok()) report.all_reduce.push_back(r);
+  } else if (*type == "peer_copy") {
     capability::PeerCopyResult r;
-    r.source = number<int>(j, "source");
-    r.destination = number<int>(j, "destination");
-    r.peer_access = j.value("peer_access", false);
-    r.bytes = number<std::uint64_t>(j, "bytes");
-    r.seconds = number<double>(j, "seconds");
-    r.bandwidth = number<double>(j, "bytes_per_second");
-    report.peer_copies.push_back(r);
-  } else if (type == "error" || type == "skipped") {
-    report.problems.push_back(j.value("message", std::string(type)));
-  } else if (type == "done") {
-    report.ok = j.value("ok", false);
+    r.source = required(row, "source", row.opt_int("source"));
+    r.destination = required(row, "destination", row.opt_int("destination"));
+    r.peer_access = required(row, "peer_access", row.opt_bool("peer_access"));
+    r.bytes = required(row, "bytes", row.opt_unsigned<std::uint64_t>("bytes"));
+    r.seconds = row.number("seconds");
+    r.bandwidth = row.number("bytes_per_second");
+    if (row.status().ok()) report.peer_copies.push_back(r);
+  } else if (*type == "error" || *type == "skipped") {
+    report.problems.push_back(row.opt_text("message").value_or(*type));
+  } else if (*type == "done") {
+    report.ok = row.opt_bool("ok").value_or(false);
+  }
+  if (!row.status().ok()) {
+    report.problems.push_back(fmt::format("the interconnect worker printed a malformed line ({})",
+                                          row.status().message()));
   }
 }
 

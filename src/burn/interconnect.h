@@ -16,7 +16,10 @@ namespace gpuscope::burn::detail {
 std::vector<const Target*> interconnect_gpus(const Plan& plan);
 
 // One stdout line of `--interconnect` into `report`: all_reduce and peer_copy rows, error lines
-// (as problems), done (ok); other lines (device) are ignored, malformed ones are problems.
+// (as problems), done (ok); other lines (device) are ignored. A line that is not JSON, and a
+// row with a field missing or of the wrong type, is no row but a problem naming the field
+// ("the interconnect worker printed a malformed line (all_reduce.bytes: missing)"): the
+// interconnect is not fatal to burn.
 void add_interconnect_line(std::string_view line, InterconnectReport& report);
 
 // Runs the worker on `gpus` (at least two) and reads what it measured. A worker that cannot

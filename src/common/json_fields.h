@@ -1,5 +1,6 @@
 // Reading typed fields out of a JSON object with one error for the whole record: the first
-// missing or mistyped field, named by its path ("runs[0].gpus[1].power_limit_w").
+// missing or mistyped field, named by its path ("runs[0].gpus[1].power_limit_w"). The field
+// reader of gpuscope's JSON formats (info, burn, bench, monitor, the store's records).
 #pragma once
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuscope/status.h"
 
@@ -92,12 +94,37 @@ class JsonFields {
     const nlohmann::json* v = find(key);
     return v == nullptr ? null_ : *v;
   }
+  // A list member; absent (or null) reads as an empty list.
+  const nlohmann::json& list(const char* key) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return empty_list_;
+    if (!v->is_array()) {
+      fail(key, "expected a list");
+      return empty_list_;
+    }
+    return *v;
+  }
+  // A list of strings; absent (or null) reads as none.
+  std::vector<std::string> texts(const char* key) {
+    std::vector<std::string> out;
+    for (const nlohmann::json& item : list(key)) {
+      if (!item.is_string()) {
+        fail(key, "expected a list of strings");
+        return {};
+      }
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
   bool has(const char* key) const { return find(key) != nullptr; }
 
   void fail(std::string_view key, std::string_view why) {
     if (!status_.ok()) return;
-    status_ = Status(Code::data_error, key.empty() ? fmt::format("{}: {}", where_, why)
-                                                   : fmt::format("{}.{}: {}", where_, key, why));
+    // where.key, or the one of them there is (a document's top level has no where).
+    const std::string path = key.empty()      ? where_
+                             : where_.empty() ? std::string(key)
+                                              : fmt::format("{}.{}", where_, key);
+    status_ = Status(Code::data_error, fmt::format("{}: {}", path, why));
   }
 
  private:
@@ -112,6 +139,7 @@ class JsonFields {
   std::string where_;
   Status status_;
   inline static const nlohmann::json null_{};
+  inline static const nlohmann::json empty_list_ = nlohmann::json::array();
 };
 
 }  // namespace gpuscope::detail

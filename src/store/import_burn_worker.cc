@@ -18,12 +18,6 @@ using burn::WorkerError;
 using burn::detail::WorkerStream;
 using nlohmann::json;
 
-// 13000 -> "13.0", as nvidia-smi prints it.
-std::optional<std::string> cuda_version_text(std::optional<int> version) {
-  if (!version) return std::nullopt;
-  return fmt::format("{}.{}", *version / 1000, (*version % 1000) / 10);
-}
-
 template <typename T>
 std::optional<T> unless_empty(const T& value) {
   if (value == T{}) return std::nullopt;
@@ -44,6 +38,27 @@ GpuRecord gpu_from_device(const burn::WorkerDevice& d, const burn::detail::Devic
   g.peak = datasheet_peak(g);  // the worker does not know datasheets; the table does
   return g;
 }
+
+}  // namespace
+
+Measurement gemm_errors_measurement(int gpu, std::string configuration,
+                                    const std::string& precision, const burn::ErrorCounts& e) {
+  Measurement m;
+  m.gpu = gpu;
+  m.configuration = std::move(configuration);
+  m.name = names::kGemmErrors;
+  m.value = static_cast<double>(e.total());
+  m.unit = "count";
+  m.tags = {{"precision", precision},
+            {"mismatches", static_cast<double>(e.mismatches)},
+            {"nan_count", static_cast<double>(e.nan_count)},
+            {"inf_count", static_cast<double>(e.inf_count)},
+            {"reference_tiles_failed", static_cast<double>(e.reference_tiles_failed)},
+            {"gemms_checked", static_cast<double>(e.gemms_checked)}};
+  return m;
+}
+
+namespace {
 
 Measurement measure(const char* name, std::optional<double> value, const char* unit, json tags) {
   Measurement m;
@@ -80,16 +95,7 @@ void add_gemm_result(const burn::detail::ResultLine& r, RunData& data) {
     data.measurements.push_back(measure(names::kGemmFlopPerS, value, "FLOP/s", std::move(tags)));
   }
   const ErrorCounts& e = r.errors;
-  const double errors =
-      static_cast<double>(e.mismatches + e.nan_count + e.inf_count) + e.reference_tiles_failed;
-  data.measurements.push_back(
-      measure(names::kGemmErrors, errors, "count",
-              {{"precision", precision},
-               {"mismatches", static_cast<double>(e.mismatches)},
-               {"nan_count", static_cast<double>(e.nan_count)},
-               {"inf_count", static_cast<double>(e.inf_count)},
-               {"reference_tiles_failed", static_cast<double>(e.reference_tiles_failed)},
-               {"gemms_checked", static_cast<double>(e.gemms_checked)}}));
+  data.measurements.push_back(gemm_errors_measurement(0, "", precision, e));
   if (!r.verification_ok) {
     data.findings.push_back(
         {.id = "verification_failed",

@@ -12,12 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-// 13000 -> "13.0", as nvidia-smi prints it.
-std::optional<std::string> cuda_version_text(std::optional<int> version) {
-  if (!version) return std::nullopt;
-  return fmt::format("{}.{}", *version / 1000, (*version % 1000) / 10);
-}
-
 std::optional<double> mhz_to_hz(std::optional<unsigned> mhz) {
   if (!mhz) return std::nullopt;
   return *mhz * 1e6;
@@ -64,8 +58,8 @@ RunData info_to_run(const SystemInfo& info) {
   run.host = info.hostname;
   run.gpuscope_version = info.gpuscope_version;
   run.driver_version = info.driver_version;
-  run.cuda_driver_version = cuda_version_text(info.cuda_driver_version);
-  run.cuda_runtime_version = cuda_version_text(info.cuda_runtime_version);
+  run.cuda_driver_version = detail::cuda_version_text(info.cuda_driver_version);
+  run.cuda_runtime_version = detail::cuda_version_text(info.cuda_runtime_version);
   // Each GPU's details are its record as `info --json` prints it.
   const json document = info_to_json(info);
   for (std::size_t i = 0; i < info.gpus.size(); ++i) {
@@ -97,6 +91,11 @@ RunData info_to_run(const SystemInfo& info) {
 }
 
 namespace detail {
+
+std::optional<std::string> cuda_version_text(std::optional<int> version) {
+  if (!version) return std::nullopt;
+  return fmt::format("{}.{}", *version / 1000, (*version % 1000) / 10);
+}
 
 Result<RunData> run_from_info_json(const json& info) {
   GPUSCOPE_ASSIGN_OR_RETURN(SystemInfo read, info_from_json(info));

@@ -2,13 +2,23 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpuscope/burn.h"
 #include "gpuscope/status.h"
 #include "gpuscope/store.h"
 
 namespace gpuscope::store::detail {
+
+// 13000 -> "13.0", as nvidia-smi prints a CUDA driver version.
+std::optional<std::string> cuda_version_text(std::optional<int> version);
+
+// A burn precision's verification counts as one names::kGemmErrors measurement: the total
+// wrong (mismatched, NaN, Inf elements and failed reference tiles), each count as a tag.
+Measurement gemm_errors_measurement(int gpu, std::string configuration,
+                                    const std::string& precision, const burn::ErrorCounts& errors);
 
 // `gpuscope info --json` (schema 1): one "info" run whose GPUs carry identity, limits, peak
 // rates, and their whole info record in details.

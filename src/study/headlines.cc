@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/burn_report.h"
 #include "gpuscope/info_report.h"
 #include "gpuscope/precision.h"
 #include "gpuscope/study.h"
@@ -78,8 +79,9 @@ std::string gib(std::optional<double> bytes) {
   return bytes ? fmt::format("{:.1f} GiB", *bytes / (1024.0 * 1024 * 1024)) : "memory n/a";
 }
 
-void add_host_link_problems(const json& target, int gpu, const GpuInfo* g, Headlines& out) {
-  if (g == nullptr || !target.contains("host_link")) return;
+void add_host_link_problems(const burn::TargetResult& target, int gpu, const GpuInfo* g,
+                            Headlines& out) {
+  if (g == nullptr || target.host_link.empty()) return;
   // The link's own best: the lower of what the GPU and the slot can do.
   const std::optional<unsigned> gen = g->pcie_gen_max;
   const std::optional<unsigned> width = g->pcie_width_max;
@@ -89,12 +91,10 @@ void add_host_link_problems(const json& target, int gpu, const GpuInfo* g, Headl
   // Copies are measured over a range of sizes; the link is judged by the best of them (small
   // copies are latency, not bandwidth).
   std::map<std::string, double> best;  // pinned rate by direction
-  for (const json& row : target["host_link"]) {
-    if (text(row, "memory") != "pinned") continue;
-    const std::string direction = text(row, "direction");
-    auto rate = number(row, "bytes_per_s");
-    if ((direction != "h2d" && direction != "d2h") || !rate) continue;
-    best[direction] = std::max(best[direction], *rate);
+  for (const burn::HostLinkRow& row : target.host_link) {
+    if (row.memory != "pinned") continue;
+    if (row.direction != "h2d" && row.direction != "d2h") continue;
+    best[row.direction] = std::max(best[row.direction], row.bytes_per_second);
   }
   for (const auto& [direction, rate] : best) {
     if (rate >= kHostLinkShare * *expected) continue;
@@ -109,20 +109,17 @@ void add_host_link_problems(const json& target, int gpu, const GpuInfo* g, Headl
 }
 
 // A burn row as the rules read it.
-analysis::GemmSpan gemm_span(const json& row, const ComputeAnswer& answer) {
+analysis::GemmSpan gemm_span(const burn::PrecisionRow& row, const ComputeAnswer& answer) {
   analysis::GemmSpan span;
   span.precision = answer.precision;
-  span.span_s = number(row, "span_seconds");
-  if (row.contains("throttle_seconds") && row["throttle_seconds"].is_object()) {
-    for (const auto& [reason, seconds] : row["throttle_seconds"].items()) {
-      if (seconds.is_number()) span.throttle_s[reason] = seconds.get<double>();
-    }
-  }
-  span.temperature_max_c = number(row, "temperature_max_c");
+  const bool timed = row.flop_per_second_median.has_value();  // burn counted its span, errors
+  if (timed) span.span_s = row.span_seconds;
+  for (const burn::ThrottleTime& t : row.throttle) span.throttle_s[t.reason] = t.seconds;
+  span.temperature_max_c = row.temperature_max_c;
   span.fraction_of_peak = answer.fraction;
   span.peak_flop_per_s = answer.datasheet_flop_per_s;
-  if (row.contains("errors")) span.errors = number(row["errors"], "total");
-  if (text(row, "status") != "measured") span.skipped = answer.note;
+  if (timed) span.errors = static_cast<double>(row.errors.total());
+  if (row.status != burn::RowStatus::measured) span.skipped = answer.note;
   return span;
 }
 
@@ -208,22 +205,29 @@ void add_info_problems(const json& document, const std::vector<int>& gpus, Headl
   }
 }
 
-void add_burn_answers(const json& burn, const json* info_document, Headlines& out) {
-  if (!burn.contains("targets") || !burn["targets"].is_array()) return;
+void add_burn_answers(const json& burn_document, const json* info_document, Headlines& out) {
+  // burn's document, read by its one reader (burn_from_json); one that does not read back
+  // gives no answers, and says why.
+  const Result<burn::Report> burn = burn_from_json(burn_document);
+  if (!burn.ok()) {
+    out.problems.push_back(
+        problem(std::nullopt, Severity::warning, "burn_unreadable",
+                fmt::format("burn's results do not read back: {}", burn.status().message())));
+    return;
+  }
   const std::optional<SystemInfo> info = read_info(info_document);
-  for (const json& target : burn["targets"]) {
-    const int gpu = target.value("gpu_index", 0);
+  for (const burn::TargetResult& target : burn->targets) {
+    const int gpu = static_cast<int>(target.target.gpu_index);
     const GpuInfo* g = info_gpu(info, gpu);
     std::vector<analysis::GemmSpan> spans;
-    for (const json& row : target.value("gemm", json::array())) {
+    for (const burn::PrecisionRow& row : target.gemm) {
       ComputeAnswer a;
       a.gpu = gpu;
-      a.precision = text(row, "precision");
-      if (row.contains("flop_per_s")) a.achieved_flop_per_s = number(row["flop_per_s"], "median");
-      a.fraction = number(row, "fraction_of_peak");
-      if (const auto precision = parse_precision(a.precision);
-          g != nullptr && g->peak && precision) {
-        if (auto it = g->peak->flops_per_s.find(*precision); it != g->peak->flops_per_s.end()) {
+      a.precision = precision_name(row.precision);
+      a.achieved_flop_per_s = row.flop_per_second_median;
+      a.fraction = row.fraction_of_peak;
+      if (g != nullptr && g->peak) {
+        if (auto it = g->peak->flops_per_s.find(row.precision); it != g->peak->flops_per_s.end()) {
           a.datasheet_flop_per_s = it->second;
         }
       }
@@ -233,9 +237,9 @@ void add_burn_answers(const json& burn, const json* info_document, Headlines& ou
       if (!a.fraction && a.achieved_flop_per_s && a.datasheet_flop_per_s) {
         a.fraction = *a.achieved_flop_per_s / *a.datasheet_flop_per_s;
       }
-      const std::string status = text(row, "status");
-      if (status != "measured")
-        a.note = status + (text(row, "note").empty() ? "" : ": " + text(row, "note"));
+      if (row.status != burn::RowStatus::measured) {
+        a.note = burn::row_status_name(row.status) + (row.note.empty() ? "" : ": " + row.note);
+      }
       out.compute.push_back(a);
       spans.push_back(gemm_span(row, a));
     }
@@ -246,16 +250,14 @@ void add_burn_answers(const json& burn, const json* info_document, Headlines& ou
       if (f.id == "not_measured") continue;  // the compute answers say so (note)
       out.problems.push_back(std::move(f));
     }
-    for (const json& e : target.value("errors", json::array())) {
-      const std::string code = text(e, "code");
-      if (code == "verification_failed") continue;  // reported per precision above
-      out.problems.push_back(problem(gpu, Severity::error, code.empty() ? "burn_error" : code,
-                                     fmt::format("GPU {}: burn: {}", gpu, text(e, "message"))));
+    for (const burn::WorkerError& e : target.errors) {
+      if (e.code == "verification_failed") continue;  // reported per precision above
+      out.problems.push_back(problem(gpu, Severity::error, e.code.empty() ? "burn_error" : e.code,
+                                     fmt::format("GPU {}: burn: {}", gpu, e.message)));
     }
-    const std::string failure = text(target, "failure");
-    if (!failure.empty()) {
+    if (!target.failure.empty()) {
       out.problems.push_back(problem(gpu, Severity::error, "burn_failed",
-                                     fmt::format("GPU {}: burn: {}", gpu, failure)));
+                                     fmt::format("GPU {}: burn: {}", gpu, target.failure)));
     }
     add_host_link_problems(target, gpu, g, out);
   }

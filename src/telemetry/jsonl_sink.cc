@@ -1,9 +1,11 @@
 // JSON lines: a "session" line, a "sample" line per GPU sample, "gpu_lost" lines, a "summary".
-// read_recording reads such a file back (fixtures recorded on real GPUs are kept this way).
+// recording_from_lines is the one reader of the format: read_recording reads a file with it
+// (fixtures recorded on real GPUs are kept this way), the store its runs.
 #include <fmt/format.h>
 
 #include <fstream>
 
+#include "common/json_fields.h"
 #include "gpuscope/monitor.h"
 #include "telemetry/locked_file.h"
 #include "telemetry/sample_json.h"
@@ -11,6 +13,7 @@
 namespace gpuscope::telemetry {
 namespace {
 
+using gpuscope::detail::JsonFields;
 using nlohmann::json;
 
 constexpr char kKind[] = "gpuscope.monitor";
@@ -73,68 +76,104 @@ Result<std::unique_ptr<Sink>> open_jsonl_sink(const std::string& path) {
   return std::unique_ptr<Sink>(new JsonlSink(std::move(file)));
 }
 
+namespace {
+
+Status read_session(JsonFields& f, SessionInfo& session) {
+  if (f.opt_text("kind").value_or("") != kKind) {
+    return Status(Code::data_error, fmt::format("{}: not a gpuscope monitor recording", f.where()));
+  }
+  const std::optional<int> version = f.opt_int("schema_version");
+  if (!version || *version > kJsonlSchemaVersion) {
+    return Status(Code::data_error,
+                  fmt::format("{}: monitor schema_version {} is not one this gpuscope reads (up "
+                              "to {})",
+                              f.where(), version ? std::to_string(*version) : "(missing)",
+                              kJsonlSchemaVersion));
+  }
+  session.started_unix_s = f.opt_number("started_unix_s").value_or(0);
+  session.interval_s = f.opt_number("interval_s").value_or(0);
+  session.host = f.opt_text("host").value_or("");
+  session.gpuscope_version = f.opt_text("gpuscope_version").value_or("");
+  session.command_line = f.opt_text("command_line").value_or("");
+  session.driver_version = f.opt_text("driver_version");
+  session.cuda_driver_version = f.opt_text("cuda_driver_version");
+  session.command = f.texts("command");
+  const json& gpus = f.list("gpus");
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    JsonFields g(gpus[i], fmt::format("{}: gpus[{}]", f.where(), i));
+    session.gpus.push_back(detail::identity_from_json(g));
+    GPUSCOPE_RETURN_IF_ERROR(g.status());
+  }
+  return f.status();
+}
+
+GpuSample lost_gpu(JsonFields& f) {
+  GpuSample lost;
+  lost.lost = true;
+  lost.gpu = f.opt_unsigned<unsigned>("gpu").value_or(0);
+  lost.t_s = f.opt_number("t_s").value_or(0);
+  lost.unix_s = f.opt_number("unix_s").value_or(0);
+  // What the driver said, as "problems"; older files have it as "message".
+  const json& problems = f.member("problems");
+  for (std::size_t i = 0; problems.is_array() && i < problems.size(); ++i) {
+    if (problems[i].is_string()) lost.problems.push_back(problems[i].get<std::string>());
+  }
+  if (lost.problems.empty()) {
+    if (auto message = f.opt_text("message")) lost.problems.push_back(*message);
+  }
+  return lost;
+}
+
+}  // namespace
+
+Result<Recording> recording_from_lines(const std::vector<json>& lines) {
+  Recording rec;
+  bool session = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].is_null()) continue;  // a blank line
+    JsonFields f(lines[i], fmt::format("line {}", i + 1));
+    const std::string type = f.opt_text("type").value_or("");
+    GPUSCOPE_RETURN_IF_ERROR(f.status());
+    if (!session) {
+      if (type != "session") {
+        return Status(Code::data_error, fmt::format("{}: no session line first", f.where()));
+      }
+      GPUSCOPE_RETURN_IF_ERROR(read_session(f, rec.session));
+      session = true;
+    } else if (type == "sample") {
+      auto sample = detail::sample_from_json(lines[i]);
+      if (!sample.ok()) return sample.status().with_context(f.where());
+      rec.samples.push_back(std::move(sample).value());
+    } else if (type == "gpu_lost") {
+      rec.samples.push_back(lost_gpu(f));
+    } else if (type == "summary") {
+      const json& summary = f.member("summary");
+      rec.summary = summary.is_object() ? summary : json::object();
+    }
+    GPUSCOPE_RETURN_IF_ERROR(f.status());
+  }
+  if (!session) return Status(Code::data_error, "an empty recording");
+  return rec;
+}
+
 Result<Recording> read_recording(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status(Code::io_error, fmt::format("{}: cannot read", path));
-  Recording rec;
-  std::string text;
-  int number = 0;
-  bool session = false;
-  while (std::getline(in, text)) {
-    ++number;
-    if (text.empty()) continue;
+  std::vector<json> lines;
+  for (std::string text; std::getline(in, text);) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) {
+      lines.emplace_back();  // kept, so that line numbers are the file's
+      continue;
+    }
     json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (line.is_discarded() || !line.is_object()) {
-      return Status(Code::data_error, fmt::format("{}:{}: not a JSON object", path, number));
+      return Status(Code::data_error,
+                    fmt::format("{}:{}: not a JSON object", path, lines.size() + 1));
     }
-    // A field of the wrong type ({"type": 1}) throws from json::value and get: such a line is
-    // not ours, like one that is not JSON.
-    try {
-      const std::string type = line.value("type", "");
-      if (type == "session") {
-        if (line.value("kind", "") != kKind ||
-            line.value("schema_version", 0) != kJsonlSchemaVersion) {
-          return Status(Code::data_error,
-                        fmt::format("{}:{}: not a gpuscope monitor recording of schema {}", path,
-                                    number, kJsonlSchemaVersion));
-        }
-        session = true;
-        rec.session.started_unix_s = line.value("started_unix_s", 0.0);
-        rec.session.interval_s = line.value("interval_s", 0.0);
-        rec.session.host = line.value("host", "");
-        rec.session.gpuscope_version = line.value("gpuscope_version", "");
-        rec.session.command = line.value("command", std::vector<std::string>{});
-        rec.session.command_line = line.value("command_line", "");
-        if (line.contains("driver_version")) {
-          rec.session.driver_version = line.value("driver_version", "");
-        }
-        if (line.contains("cuda_driver_version")) {
-          rec.session.cuda_driver_version = line.value("cuda_driver_version", "");
-        }
-        for (const json& g : line.value("gpus", json::array())) {
-          rec.session.gpus.push_back(detail::identity_from_json(g));
-        }
-      } else if (!session) {
-        return Status(Code::data_error, fmt::format("{}:{}: no session line first", path, number));
-      } else if (type == "sample") {
-        auto sample = detail::sample_from_json(line);
-        if (!sample.ok()) return sample.status().with_context(fmt::format("{}:{}", path, number));
-        rec.samples.push_back(std::move(sample).value());
-      } else if (type == "gpu_lost") {
-        GpuSample lost;
-        lost.gpu = line.value("gpu", 0u);
-        lost.t_s = line.value("t_s", 0.0);
-        lost.unix_s = line.value("unix_s", 0.0);
-        lost.lost = true;
-        rec.samples.push_back(std::move(lost));
-      } else if (type == "summary") {
-        rec.summary = line.value("summary", json::object());
-      }
-    } catch (const json::exception& e) {
-      return Status(Code::data_error, fmt::format("{}:{}: {}", path, number, e.what()));
-    }
+    lines.push_back(std::move(line));
   }
-  if (!session) return Status(Code::data_error, fmt::format("{}: empty recording", path));
+  auto rec = recording_from_lines(lines);
+  if (!rec.ok()) return rec.status().with_context(path);
   return rec;
 }
 

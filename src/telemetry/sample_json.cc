@@ -27,16 +27,15 @@ json identity_to_json(const GpuIdentity& gpu) {
   return j;
 }
 
-GpuIdentity identity_from_json(const json& j) {
+GpuIdentity identity_from_json(gpuscope::detail::JsonFields& f) {
   GpuIdentity gpu;
-  gpu.index = j.value("index", 0u);
-  gpu.name = j.value("name", "");
-  gpu.uuid = j.value("uuid", "");
-  gpu.pci_bus_id = j.value("pci_bus_id", "");
-  gpu.gpm = j.value("gpm", false);
-  if (j.contains("memory_total_bytes"))
-    gpu.memory_total_bytes = j["memory_total_bytes"].get<std::uint64_t>();
-  if (j.contains("power_limit_w")) gpu.power_limit_w = j["power_limit_w"].get<double>();
+  gpu.index = f.opt_unsigned<unsigned>("index").value_or(0);
+  gpu.name = f.opt_text("name").value_or("");
+  gpu.uuid = f.opt_text("uuid").value_or("");
+  gpu.pci_bus_id = f.opt_text("pci_bus_id").value_or("");
+  gpu.gpm = f.opt_bool("gpm").value_or(false);
+  gpu.memory_total_bytes = f.opt_unsigned<std::uint64_t>("memory_total_bytes");
+  gpu.power_limit_w = f.opt_number("power_limit_w");
   return gpu;
 }
 

@@ -4,13 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_fields.h"
 #include "gpuscope/monitor.h"
 #include "gpuscope/telemetry.h"
 
 namespace gpuscope::telemetry::detail {
 
 nlohmann::json identity_to_json(const GpuIdentity& gpu);
-GpuIdentity identity_from_json(const nlohmann::json& j);
+// Problems (a field of the wrong type) are left in `fields`.
+GpuIdentity identity_from_json(gpuscope::detail::JsonFields& fields);
 
 // {"type": "sample", "t_s", "unix_s", "gpu", metrics by name (absent = not read),
 //  "gpm_interval_s", "processes": [...] when read, "problems": [...] when any}.

@@ -25,6 +25,7 @@
 #include "gpuscope/monitor.h"
 #include "gpuscope/store.h"
 #include "support/cli_run.h"
+#include "support/loopback_http.h"
 
 extern char** environ;
 
@@ -439,23 +440,10 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
+// The body of GET /metrics, or "" when nothing answers.
 std::string scrape(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  const std::string request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string response;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) response.append(buffer, n);
-  ::close(fd);
+  const std::string response =
+      testing::loopback_http(port, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
   const auto body = response.find("\r\n\r\n");
   return body == std::string::npos ? "" : response.substr(body + 4);
 }

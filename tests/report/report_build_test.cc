@@ -7,9 +7,12 @@
 
 #include "gpuscope/report.h"
 #include "gpuscope/telemetry.h"
+#include "report_document_util.h"
 
 namespace gpuscope::report {
 namespace {
+
+using testing::find_block;
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -42,16 +45,6 @@ std::vector<std::string> section_keys(const Document& doc) {
 const Headline* headline(const Document& doc, const std::string& label) {
   for (const Headline& h : doc.summary) {
     if (h.label == label) return &h;
-  }
-  return nullptr;
-}
-
-template <typename Block>
-const Block* find_block(const Document& doc, const std::string& key) {
-  for (const Section& s : doc.sections) {
-    for (const auto& block : s.blocks) {
-      if (const auto* b = std::get_if<Block>(&block); b && b->key == key) return b;
-    }
   }
   return nullptr;
 }

@@ -14,10 +14,13 @@
 #include "gpuscope/reporter.h"
 #include "gpuscope/store.h"
 #include "gpuscope/trace.h"
+#include "report_document_util.h"
 #include "store/trace_names.h"
 
 namespace gpuscope::report {
 namespace {
+
+using testing::find_block;
 
 using ::testing::HasSubstr;
 namespace names = store::names;
@@ -51,16 +54,6 @@ std::size_t count(const store::RunData& run, const char* name) {
   std::size_t n = 0;
   for (const store::Measurement& m : run.measurements) n += m.name == name;
   return n;
-}
-
-template <typename Block>
-const Block* find_block(const Document& doc, const std::string& key) {
-  for (const Section& s : doc.sections) {
-    for (const auto& block : s.blocks) {
-      if (const auto* b = std::get_if<Block>(&block); b && b->key == key) return b;
-    }
-  }
-  return nullptr;
 }
 
 TEST(TraceRun, ASummaryIsATraceRunWithItsStepsAndTimeline) {

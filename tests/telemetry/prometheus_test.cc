@@ -16,6 +16,7 @@
 
 #include "gpuscope/monitor.h"
 #include "prometheus_validator.h"
+#include "support/loopback_http.h"
 
 namespace gpuscope::telemetry {
 namespace {
@@ -111,25 +112,7 @@ TEST(Prometheus, TheValidatorCatchesBrokenExpositions) {
       validate_exposition("# HELP x h\n# TYPE x gauge\nx{a=\"\\\"\"} 1.5e3\n").errors.empty());
 }
 
-// A raw HTTP/1.1 request over loopback; returns the whole response.
-std::string http(int port, const std::string& request) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string response;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) response.append(buffer, n);
-  ::close(fd);
-  return response;
-}
+using testing::loopback_http;
 
 TEST(MetricsServer, ServesTheExpositionOverLoopbackAndCountersOnlyGrow) {
   PrometheusExporter exporter;
@@ -140,7 +123,7 @@ TEST(MetricsServer, ServesTheExpositionOverLoopbackAndCountersOnlyGrow) {
   EXPECT_THAT((*server)->bound_address(), HasSubstr("127.0.0.1:"));
   const int port = (*server)->port();
 
-  const std::string first = http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string first = loopback_http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_THAT(first, HasSubstr("HTTP/1.1 200 OK\r\n"));
   EXPECT_THAT(first, HasSubstr("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
   const std::string body = first.substr(first.find("\r\n\r\n") + 4);
@@ -149,15 +132,15 @@ TEST(MetricsServer, ServesTheExpositionOverLoopbackAndCountersOnlyGrow) {
   ASSERT_TRUE(a.errors.empty()) << a.errors.front();
 
   ASSERT_TRUE(exporter.write(tick(2.0, 5400.0)).ok());
-  const std::string second = http(port, "GET /metrics HTTP/1.0\r\n\r\n");
+  const std::string second = loopback_http(port, "GET /metrics HTTP/1.0\r\n\r\n");
   const auto b = testing_support::validate_exposition(second.substr(second.find("\r\n\r\n") + 4));
   ASSERT_TRUE(b.errors.empty()) << b.errors.front();
   EXPECT_TRUE(testing_support::counters_did_not_decrease(a, b));
   EXPECT_THAT(second, HasSubstr("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"));
 
-  EXPECT_THAT(http(port, "GET /nope HTTP/1.1\r\n\r\n"), HasSubstr("404 Not Found"));
-  EXPECT_THAT(http(port, "POST /metrics HTTP/1.1\r\n\r\n"), HasSubstr("405"));
-  const std::string head = http(port, "HEAD /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(loopback_http(port, "GET /nope HTTP/1.1\r\n\r\n"), HasSubstr("404 Not Found"));
+  EXPECT_THAT(loopback_http(port, "POST /metrics HTTP/1.1\r\n\r\n"), HasSubstr("405"));
+  const std::string head = loopback_http(port, "HEAD /metrics HTTP/1.1\r\n\r\n");
   EXPECT_THAT(head, HasSubstr("200 OK"));
   EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "");
 }

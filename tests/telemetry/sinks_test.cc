@@ -140,6 +140,49 @@ TEST(JsonlSink, AForeignFileIsADataError) {
   EXPECT_EQ(read_recording(temp_path("missing.jsonl")).code(), Code::io_error);
 }
 
+// The one reader of the format: files (read_recording) and the store (a monitor run) read the
+// same lines the same way; a lost GPU keeps the driver's words; a malformed line is named.
+TEST(Recording, OneReaderForTheFileAndTheStore) {
+  const auto line = [](const char* text) { return nlohmann::json::parse(text); };
+  const std::vector<nlohmann::json> lines = {
+      line(R"({"type":"session","kind":"gpuscope.monitor","schema_version":1,"interval_s":0.1,)"
+           R"("started_unix_s":100,"host":"node1","command":["python3","train.py"],)"
+           R"("gpus":[{"index":0,"name":"H100","uuid":"GPU-abc","pci_bus_id":"0:1:0",)"
+           R"("gpm":true,"power_limit_w":700}]})"),
+      line(R"({"type":"sample","t_s":0.1,"unix_s":100.1,"gpu":0,"power_w":350,)"
+           R"("power_limit_w":700})"),
+      line(R"({"type":"gpu_lost","t_s":0.2,"gpu":0,"message":"GPU is lost"})"),
+      line(R"({"type":"summary","summary":{"wall_s":0.25}})")};
+  auto rec = recording_from_lines(lines);
+  ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+  ASSERT_EQ(rec->session.gpus.size(), 1u);
+  EXPECT_EQ(*rec->session.gpus[0].power_limit_w, 700);
+  ASSERT_EQ(rec->samples.size(), 2u);
+  EXPECT_EQ(rec->samples[0].values.get(Metric::power_w), 350);
+  EXPECT_TRUE(rec->samples[1].lost);
+  EXPECT_EQ(rec->samples[1].problems, std::vector<std::string>{"GPU is lost"});
+
+  nlohmann::json document = lines[0];
+  auto runs = store::runs_from_document(document);  // a file of the session line alone
+  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+  EXPECT_EQ((*runs)[0].run.command_line, "gpuscope monitor -- python3 train.py");
+
+  std::vector<nlohmann::json> bad = lines;
+  bad[1]["power_w"] = "high";
+  EXPECT_EQ(recording_from_lines(bad).code(), Code::data_error);
+  EXPECT_THAT(recording_from_lines(bad).status().message(), HasSubstr("line 2"));
+  bad = lines;
+  bad[0]["gpus"][0]["index"] = "zero";
+  EXPECT_THAT(recording_from_lines(bad).status().message(),
+              HasSubstr("line 1: gpus[0].index: expected a non-negative integer"));
+  bad = lines;
+  bad[0]["schema_version"] = 2;
+  EXPECT_THAT(recording_from_lines(bad).status().message(),
+              HasSubstr("monitor schema_version 2 is not one this gpuscope reads"));
+  EXPECT_THAT(recording_from_lines({lines[1]}).status().message(),
+              HasSubstr("line 1: no session line first"));
+}
+
 TEST(FileSinks, ASecondWriterOfTheSamePathIsRefusedAndTheFirstKeepsItsData) {
   const std::string path = temp_path("locked.csv");
   auto first = open_csv_sink(path);

@@ -76,14 +76,13 @@ int run_burn(BurnArgs args) {
   printer.finish();
   if (!report.ok()) return print_error(args, report.status());
 
-  const nlohmann::json document = burn_to_json(*report);
   if (args.json) {
-    std::cout << document.dump(2) << '\n';
+    std::cout << burn_to_json(*report).dump(2) << '\n';
   } else {
     print_burn(*report, std::cout);
   }
   // What was measured is printed first: a store that fails now loses nothing on screen.
-  Status recorded = store->record(document, started, unix_now_s());
+  Status recorded = store->record(store::burn_to_run(*report), started, unix_now_s());
   for (const burn::TargetResult& t : report->targets) {
     if (t.outcome != burn::Outcome::failed && t.outcome != burn::Outcome::verification_failed) {
       continue;

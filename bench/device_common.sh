@@ -1,0 +1,54 @@
+# What the bench/*_device.sh scripts start with; each sources it right after
+# `set -uo pipefail`:
+#   source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+#
+#   root   the repository, the working folder from here on
+#   out    where results go: $OUT on the device machine (what comes back), ./out here
+#   usr    .carry/usr: the Debian packages `prepare` carries (headers, static libraries)
+#   use_carried_libraries                puts usr's libraries on LD_LIBRARY_PATH, if carried
+#   configure_release DIR LOG [ARGS...]  cmake: Release for the H100 (sm_90), gpuscope-torch
+#                                        on, no tests, against usr (SQLite from there)
+#   build_targets DIR LOG TARGETS...     cmake --build those targets
+#   pack_bin FILES...                    the programs into ./bin, stripped, as $out/bin.tar.gz
+# The three build helpers print the log's errors (or its tail) and return 1 on failure.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 1
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+usr="$root/.carry/usr"
+
+use_carried_libraries() {
+  if [ -d "$usr" ]; then
+    export LD_LIBRARY_PATH="$usr/lib/x86_64-linux-gnu:$usr/lib:${LD_LIBRARY_PATH:-}"
+  fi
+}
+
+configure_release() {
+  local build="$1" log="$2"
+  shift 2
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    "$@" -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
+    -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
+    >"$log" 2>&1 || {
+    tail -30 "$log"
+    return 1
+  }
+}
+
+build_targets() {
+  local build="$1" log="$2"
+  shift 2
+  cmake --build "$build" --target "$@" -j "$(nproc)" >>"$log" 2>&1 || {
+    grep -E "error" "$log" | head -30
+    return 1
+  }
+}
+
+pack_bin() {
+  local t
+  mkdir -p "$root/bin"
+  for t in "$@"; do
+    if [ -f "$t" ]; then cp "$t" "$root/bin/" && strip "$root/bin/$(basename "$t")"; fi
+  done
+  tar -czf "$out/bin.tar.gz" -C "$root" bin
+}
