@@ -348,6 +348,9 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
     d.findings = merge_same(std::move(d.findings));
   }
   rank(d.findings);
+  // With nothing major, the verdict leads the notes (it exists only then).
+  std::stable_partition(d.findings.begin(), d.findings.end(),
+                        [](const Finding& f) { return f.id == "healthy"; });
   return d;
 }
 

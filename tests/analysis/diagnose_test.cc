@@ -189,6 +189,41 @@ TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
   EXPECT_EQ(find(moved->findings, "sync_every_step"), nullptr);
 }
 
+// A healthy loop that also waits on the GPU a few times a step while the GPU stays busy (as a
+// torchrun DDP job did on two H200s): the waits cost nothing, and the verdict comes first.
+TEST(Diagnose, WaitsThatCostNothingComeAfterTheVerdict) {
+  const fs::path from = kFixtures / "diagnose" / "h100_flaws_none";
+  TempDir dir;
+  for (const auto& entry : fs::directory_iterator(from)) {
+    std::string text = read(entry.path());
+    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) == 0) {
+      std::istringstream in(text);
+      std::string added;
+      int launches = 0;
+      for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line);
+        if (j["t"] != "runtime" || ++launches % 100 != 0) continue;
+        const uint64_t end = j["end"].get<uint64_t>();
+        added += nlohmann::json{{"t", "sync"},
+                                {"start", end - 2000},
+                                {"end", end - 1000},
+                                {"type", "event_synchronize"},
+                                {"corr", j["corr"]}}
+                     .dump() +
+                 "\n";
+      }
+      text += added;
+    }
+    write(dir.path() / entry.path().filename(), text);
+  }
+  auto d = diagnose_dir(dir.path(), {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const Finding* waits = find(d->findings, "sync_every_step");
+  ASSERT_NE(waits, nullptr);
+  EXPECT_FALSE(is_major(*waits));
+  EXPECT_EQ(d->findings.front().id, "healthy");
+}
+
 TEST(Diagnose, HealthyTrainingHasNoMajorFinding) {
   for (const char* fixture : {"h100_healthy_train", "h100_flaws_none"}) {
     auto d = diagnose_dir(kFixtures / "diagnose" / fixture, {});
