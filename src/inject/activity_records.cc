@@ -11,15 +11,28 @@ void graph_fields(JsonLine& line, uint32_t graph_id, uint64_t graph_node_id) {
   if (graph_node_id != 0) line.u("graph_node", graph_node_id);
 }
 
+// The fields of every record of work on the GPU (kernels, copies, memsets), times shifted onto
+// the file's clock.
+template <class GpuWork>
+void gpu_work_fields(JsonLine& line, const GpuWork& w, uint64_t shift) {
+  line.u("start", w.start + shift).u("end", w.end + shift).u("dev", w.deviceId);
+  line.u("ctx", w.contextId).u("stream", w.streamId).u("corr", w.correlationId);
+}
+
+// What a copy moved, between which kinds of memory (plain and peer copies).
+template <class Copy>
+void copy_fields(JsonLine& line, const Copy& m) {
+  line.s("kind", memcpy_kind_name(m.copyKind)).s("src", memory_kind_name(m.srcKind));
+  line.s("dst", memory_kind_name(m.dstKind));
+  line.b("async", (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
+}
+
 bool write_kernel(RecordWriter& writer, const CUpti_ActivityKernel10& k, std::string& scratch,
                   uint64_t shift) {
   const uint32_t name = writer.intern(k.name != nullptr ? k.name : "?");
   JsonLine line(scratch, "kernel");
-  line.u("start", k.start + shift)
-      .u("end", k.end + shift)
-      .u("dev", k.deviceId)
-      .u("ctx", k.contextId);
-  line.u("stream", k.streamId).u("corr", k.correlationId).u("name", name);
+  gpu_work_fields(line, k, shift);
+  line.u("name", name);
   line.u3("grid", static_cast<uint32_t>(k.gridX), static_cast<uint32_t>(k.gridY),
           static_cast<uint32_t>(k.gridZ));
   line.u3("block", static_cast<uint32_t>(k.blockX), static_cast<uint32_t>(k.blockY),
@@ -34,14 +47,9 @@ bool write_kernel(RecordWriter& writer, const CUpti_ActivityKernel10& k, std::st
 bool write_memcpy(RecordWriter& writer, const CUpti_ActivityMemcpy6& m, std::string& scratch,
                   uint64_t shift) {
   JsonLine line(scratch, "memcpy");
-  line.u("start", m.start + shift)
-      .u("end", m.end + shift)
-      .u("dev", m.deviceId)
-      .u("ctx", m.contextId);
-  line.u("stream", m.streamId).u("corr", m.correlationId).u("bytes", m.bytes);
-  line.s("kind", memcpy_kind_name(m.copyKind)).s("src", memory_kind_name(m.srcKind));
-  line.s("dst", memory_kind_name(m.dstKind));
-  line.b("async", (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
+  gpu_work_fields(line, m, shift);
+  line.u("bytes", m.bytes);
+  copy_fields(line, m);
   graph_fields(line, m.graphId, m.graphNodeId);
   return writer.append(line.end(), RecordKind::memcpy);
 }
@@ -49,14 +57,9 @@ bool write_memcpy(RecordWriter& writer, const CUpti_ActivityMemcpy6& m, std::str
 bool write_peer_copy(RecordWriter& writer, const CUpti_ActivityMemcpyPtoP4& m, std::string& scratch,
                      uint64_t shift) {
   JsonLine line(scratch, "memcpy");
-  line.u("start", m.start + shift)
-      .u("end", m.end + shift)
-      .u("dev", m.deviceId)
-      .u("ctx", m.contextId);
-  line.u("stream", m.streamId).u("corr", m.correlationId).u("bytes", m.bytes);
-  line.s("kind", memcpy_kind_name(m.copyKind)).s("src", memory_kind_name(m.srcKind));
-  line.s("dst", memory_kind_name(m.dstKind));
-  line.b("async", (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
+  gpu_work_fields(line, m, shift);
+  line.u("bytes", m.bytes);
+  copy_fields(line, m);
   line.u("src_dev", m.srcDeviceId).u("dst_dev", m.dstDeviceId);
   graph_fields(line, m.graphId, m.graphNodeId);
   return writer.append(line.end(), RecordKind::memcpy);
@@ -65,11 +68,8 @@ bool write_peer_copy(RecordWriter& writer, const CUpti_ActivityMemcpyPtoP4& m, s
 bool write_memset(RecordWriter& writer, const CUpti_ActivityMemset4& m, std::string& scratch,
                   uint64_t shift) {
   JsonLine line(scratch, "memset");
-  line.u("start", m.start + shift)
-      .u("end", m.end + shift)
-      .u("dev", m.deviceId)
-      .u("ctx", m.contextId);
-  line.u("stream", m.streamId).u("corr", m.correlationId).u("bytes", m.bytes);
+  gpu_work_fields(line, m, shift);
+  line.u("bytes", m.bytes);
   line.s("mem", memory_kind_name(m.memoryKind));
   graph_fields(line, m.graphId, m.graphNodeId);
   return writer.append(line.end(), RecordKind::memset);

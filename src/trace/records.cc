@@ -89,6 +89,17 @@ Status read_header(const json& r, TraceHeader& h) {
   return {};
 }
 
+// The fields every record of work on the GPU carries (kernels, copies, memsets).
+template <class GpuWork>
+void read_gpu_work(const json& r, GpuWork& w) {
+  w.start_ns = u64(r, "start");
+  w.end_ns = u64(r, "end");
+  w.device = u32(r, "dev");
+  w.context = u32(r, "ctx");
+  w.stream = u32(r, "stream");
+  w.correlation = u32(r, "corr");
+}
+
 // One record after the header. False: a type this reader does not know.
 bool apply(const json& r, ProcessTrace& trace) {
   const std::string type = str(r, "t");
@@ -96,12 +107,7 @@ bool apply(const json& r, ProcessTrace& trace) {
     trace.names[u32(r, "id")] = str(r, "s");
   } else if (type == "kernel") {
     KernelRecord k;
-    k.start_ns = u64(r, "start");
-    k.end_ns = u64(r, "end");
-    k.device = u32(r, "dev");
-    k.context = u32(r, "ctx");
-    k.stream = u32(r, "stream");
-    k.correlation = u32(r, "corr");
+    read_gpu_work(r, k);
     k.name = u32(r, "name");
     k.grid = triple(r, "grid");
     k.block = triple(r, "block");
@@ -113,12 +119,7 @@ bool apply(const json& r, ProcessTrace& trace) {
     trace.kernels.push_back(k);
   } else if (type == "memcpy") {
     CopyRecord c;
-    c.start_ns = u64(r, "start");
-    c.end_ns = u64(r, "end");
-    c.device = u32(r, "dev");
-    c.context = u32(r, "ctx");
-    c.stream = u32(r, "stream");
-    c.correlation = u32(r, "corr");
+    read_gpu_work(r, c);
     c.bytes = u64(r, "bytes");
     c.kind = str(r, "kind");
     c.src_memory = str(r, "src");
@@ -130,12 +131,7 @@ bool apply(const json& r, ProcessTrace& trace) {
     trace.copies.push_back(std::move(c));
   } else if (type == "memset") {
     MemsetRecord m;
-    m.start_ns = u64(r, "start");
-    m.end_ns = u64(r, "end");
-    m.device = u32(r, "dev");
-    m.context = u32(r, "ctx");
-    m.stream = u32(r, "stream");
-    m.correlation = u32(r, "corr");
+    read_gpu_work(r, m);
     m.bytes = u64(r, "bytes");
     m.memory = str(r, "mem");
     m.graph_id = u32(r, "graph");
