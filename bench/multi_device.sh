@@ -21,7 +21,9 @@
 #
 # MULTI_MODELS="vit_b16:160 gpt2:16" picks the scaling table's models and per-GPU batches (ab:
 # default "vit_b16:160 gpt2:16"). MULTI_AB_CTAS=N adds to ab a bucket-views run with
-# NCCL_MAX_CTAS=N (NCCL's kernels on at most N SMs, leaving the rest to the backward).
+# NCCL_MAX_CTAS=N (NCCL's kernels on at most N SMs, leaving the rest to the backward);
+# MULTI_AB_EXTRA="ARGS" a bucket-views run with those gpuscope-torch arguments (e.g.
+# "--bucket-cap-mb 50").
 #
 # Every process runs with
 # NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on the lent machines). MULTI_GPUS (default: all
@@ -186,6 +188,7 @@ ab() {
     extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
     dp=(--world-size "$gpus" --dist-timeout 120)
     ours "ab_$model" "${extra[@]}" --graphs off
+    ours "ab_$model" "${extra[@]}" --graphs on
     ours "ab_$model" "${extra[@]}" "${dp[@]}" --bucket-views off
     ours "ab_$model" "${extra[@]}" "${dp[@]}"
     ours "ab_$model" "${extra[@]}" "${dp[@]}" --graphs on
@@ -194,14 +197,19 @@ ab() {
       ours "ab_$model" "${extra[@]}" "${dp[@]}"
       unset NCCL_MAX_CTAS
     fi
+    if [ -n "${MULTI_AB_EXTRA:-}" ]; then
+      # shellcheck disable=SC2086 # several arguments
+      ours "ab_$model" "${extra[@]}" "${dp[@]}" $MULTI_AB_EXTRA
+    fi
   done
   python3 - "$out"/multi_ab_*.jsonl <<'PY' | tee "$out/multi_ab.out"
 import json, sys
-# Each run's rank-0 start (its switches) then result; the first 1-GPU run is the baseline.
-print(f'{"model":8} {"GPUs":>4} {"views":>5} {"graphs":>6} {"samples/s":>10} {"eff.":>6}'
-      f' {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8}')
+# Each run's rank-0 start (its switches) then result. eff.: against the 1-GPU eager run (the
+# scaling table's baseline); same: against the 1-GPU run with the same CUDA graphs switch.
+print(f'{"model":8} {"GPUs":>4} {"views":>5} {"graphs":>6} {"cap MiB":>7} {"samples/s":>10}'
+      f' {"eff.":>6} {"same":>6} {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8}')
 for path in sys.argv[1:]:
-    one, opts = None, {}
+    one, opts = {}, {}
     for line in open(path):
         try:
             r = json.loads(line)
@@ -215,13 +223,17 @@ for path in sys.argv[1:]:
             dp = r.get("data_parallel") or {}
             n = dp.get("world_size", 1)
             sps = r["samples_per_second"]
-            if n == 1 and one is None:
-                one = sps
-            eff = f'{100 * sps / (n * one):5.1f}%' if one and n > 1 else "-"
+            graphs = bool(opts.get("cuda_graphs"))
+            if n == 1:
+                one.setdefault(graphs, sps)
+            pct = lambda base: f'{100 * sps / (n * base):5.1f}%' if base and n > 1 else "-"
+            eff, same = pct(one.get(False)), pct(one.get(graphs))
             ms = lambda v: f"{v * 1e3:.2f}" if v is not None else "-"
             mem = max((x.get("peak_reserved_bytes") or 0) for x in dp.get("ranks") or [r])
+            cap = dp.get("bucket_cap_bytes")
             print(f'{r["model"]:8} {n:>4} {str(dp.get("bucket_views", "-")):>5}'
-                  f' {str(opts.get("cuda_graphs")):>6} {sps:10.1f} {eff:>6}'
+                  f' {str(opts.get("cuda_graphs")):>6} {cap // 2**20 if cap else "-":>7}'
+                  f' {sps:10.1f} {eff:>6} {same:>6}'
                   f' {ms(dp.get("collective_seconds_per_step")):>8}'
                   f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f}')
 PY
