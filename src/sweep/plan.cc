@@ -41,7 +41,9 @@ Result<std::vector<double>> plan_clocks(const std::vector<unsigned>& supported_m
   if (supported_mhz.empty()) {
     return Status(Code::not_supported, "the GPU lists no SM clocks that a lock may name");
   }
-  const auto [lowest, highest] = std::minmax_element(supported_mhz.begin(), supported_mhz.end());
+  // Iterators, not a structured binding: clang before 16 cannot capture one in a lambda.
+  const auto extremes = std::minmax_element(supported_mhz.begin(), supported_mhz.end());
+  const auto lowest = extremes.first, highest = extremes.second;
   double high = *highest, low = std::max<double>(*lowest, std::round(0.4 * *highest));
   double step = std::round(0.05 * *highest);
   if (range) {
