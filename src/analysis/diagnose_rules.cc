@@ -286,7 +286,7 @@ std::optional<Finding> small_batch(const Observations& o) {
     // (SM activity while busy), else at most what memory allows.
     const double linear = std::max(1.0, std::min(*k, o.step_s / std::max(o.busy_s, 1e-9)));
     const double high = sm && *sm > 0 ? std::max(linear, std::min(*k, linear / *sm)) : *k;
-    f.expected_speedup = GainRange{linear, std::max(linear, high)};
+    f.expected_speedup = GainRange{linear, high};  // linear <= *k
   } else {
     f.expected_speedup = batch_gain(*k, sm.value_or(busy_share(o)));
   }

@@ -353,30 +353,26 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   const auto counts = [&](const HostInterval& h) {
     return launching.empty() || launching.count({h.pid, h.tid}) != 0;
   };
-  if (!launching.empty()) {
-    double syncs = 0, sync_s = 0;
-    for (const HostInterval& h : t.host) {
-      if (h.kind != HostInterval::Kind::sync || h.end_ns <= from || h.start_ns >= to || !counts(h))
-        continue;
-      ++syncs;
-      sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
-    }
-    o.syncs = syncs / n;
-    o.sync_s = sync_s / n;
-  }
-  double wait_idle = 0, after_sync = 0, launches = 0, launch_s = 0;
+  double wait_idle = 0, after_sync = 0, launches = 0, launch_s = 0, syncs = 0, sync_s = 0;
   for (const HostInterval& h : t.host) {
     if (h.end_ns <= from || h.start_ns >= to) continue;
     if (h.kind == HostInterval::Kind::data_wait) {
       const std::int64_t a = std::max(h.start_ns, from), b = std::min(h.end_ns, to);
       wait_idle += static_cast<double>((b - a) - covered(busy, a, b)) * kNs;
-    } else if (h.kind == HostInterval::Kind::sync && h.start_ns >= from && counts(h)) {
+    } else if (h.kind == HostInterval::Kind::sync && counts(h)) {
+      ++syncs;
+      sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
+      if (h.start_ns < from) continue;
       if (auto next = next_busy(busy, h.end_ns); next && covered(busy, h.end_ns, h.end_ns + 1) == 0)
         after_sync += static_cast<double>(*next - h.end_ns) * kNs;
     } else if (h.kind == HostInterval::Kind::api && is_launch(t.names[h.name])) {
       ++launches;
       launch_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
     }
+  }
+  if (!launching.empty()) {  // else the summary's count of every thread's waits stands
+    o.syncs = syncs / n;
+    o.sync_s = sync_s / n;
   }
   o.data_wait_idle_s = wait_idle / n;
   o.idle_after_sync_s = after_sync / n;

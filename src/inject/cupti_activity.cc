@@ -43,7 +43,7 @@ uint64_t CUPTIAPI session_clock() {
 }
 
 // Added to CUPTI's timestamps when CUPTI keeps its own clock (Config::cupti_clock), else 0.
-uint64_t g_clock_shift = 0;
+std::atomic<uint64_t> g_clock_shift{0};
 
 // Teardown: cuptiFinalize runs at the exit of the next CUDA call after it is armed (NVIDIA's
 // advice: from an API callback), once; afterwards CUPTI costs the program nothing.
@@ -301,7 +301,8 @@ class CuptiBackend final : public ActivityBackend {
       const char* api_name = api_callback_name(*record);
       if (from_cuda_graph(*record)) graphs_seen_ = true;
       session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
-        write_activity(writer, *record, scratch, api_name, g_clock_shift);
+        write_activity(writer, *record, scratch, api_name,
+                       g_clock_shift.load(std::memory_order_relaxed));
       });
     }
     size_t dropped = 0;
@@ -453,7 +454,7 @@ void start_cupti(Session& session) noexcept {
         write_status(session, "unavailable", "cuptiGetTimestamp: " + cupti_error_name(r));
         return;
       }
-      g_clock_shift = now_ns() - cupti_ts;
+      g_clock_shift.store(now_ns() - cupti_ts, std::memory_order_relaxed);
     } else if (const CUptiResult r = cuptiActivityRegisterTimestampCallback(session_clock);
                r != CUPTI_SUCCESS) {
       write_status(session, "unavailable",
