@@ -13,17 +13,18 @@
 #       # torchrun + DDP (timm / torchvision / plain PyTorch GPT-2, AdamW fused), 1 and N GPUs
 #   bash bench/multi_device.sh all            # both in one call (if the build is quick)
 #   bash bench/multi_device.sh build-only     # there: only the build -> $OUT/bin.tar.gz
-#   bash bench/multi_device.sh ab             # there, no carry: issue 18's A/B of the
-#       # data-parallel step, gpuscope-torch only (built standalone from the work tree): per
-#       # model 1 GPU eager, then N GPUs with the averages copied back (--bucket-views off, the
+#   bash bench/multi_device.sh ab [BIN_TGZ]   # there, no carry: issue 18's A/B of the
+#       # data-parallel step, gpuscope-torch only (built standalone from the work tree, or the
+#       # one in BIN_TGZ): per model 1 GPU eager and with graphs, then N GPUs with the averages copied back (--bucket-views off, the
 #       # step before), with gradients as bucket views (the default) and with those plus CUDA
 #       # graphs (--graphs on) -> multi_ab_*.jsonl, multi_ab.out (the table)
 #
 # MULTI_MODELS="vit_b16:160 gpt2:16" picks the scaling table's models and per-GPU batches (ab:
-# default "vit_b16:160 gpt2:16"). MULTI_AB_CTAS=N adds to ab a bucket-views run with
-# NCCL_MAX_CTAS=N (NCCL's kernels on at most N SMs, leaving the rest to the backward);
-# MULTI_AB_EXTRA="ARGS" a bucket-views run with those gpuscope-torch arguments (e.g.
-# "--bucket-cap-mb 50").
+# default "vit_b16:160 gpt2:16"). MULTI_AB_CTAS="N M" adds to ab a default N-GPU run per value
+# with NCCL_MAX_CTAS set to it (NCCL's kernels on at most N SMs, leaving the rest to the
+# backward); MULTI_AB_EXTRA="ARGS;ARGS" one run per ;-separated list of gpuscope-torch arguments
+# (e.g. "--bucket-cap-mb 50;--bucket-cap-mb 100"); MULTI_AB_GRAPHS_ONLY=1 leaves out the eager
+# N-GPU rows. The table labels each such row.
 #
 # Every process runs with
 # NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on the lent machines). MULTI_GPUS (default: all
@@ -181,8 +182,14 @@ build_torch() {
   echo "gpuscope-torch built in $(($(date +%s) - start)) s"
 }
 
+# label NAME TEXT: the next rows of multi_NAME.jsonl ran with TEXT (an environment variable the
+# rows' own options do not show); the table prints it.
+label() {
+  echo "{\"type\":\"label\",\"text\":\"$2\"}" >>"$out/multi_$1.jsonl"
+}
+
 ab() {
-  local model batch dp
+  local model batch dp ctas
   for spec in ${MULTI_MODELS:-vit_b16:160 gpt2:16}; do
     IFS=: read -r model batch <<<"$spec"
     extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
@@ -190,18 +197,28 @@ ab() {
     ours "ab_$model" "${extra[@]}" --graphs off
     ours "ab_$model" "${extra[@]}" --graphs on
     # CUDA graphs are the default at N GPUs too: the eager rows ask for --graphs off.
-    ours "ab_$model" "${extra[@]}" "${dp[@]}" --graphs off --bucket-views off
-    ours "ab_$model" "${extra[@]}" "${dp[@]}" --graphs off
+    # MULTI_AB_GRAPHS_ONLY=1 leaves them out (the like-for-like rows only).
+    if [ -z "${MULTI_AB_GRAPHS_ONLY:-}" ]; then
+      ours "ab_$model" "${extra[@]}" "${dp[@]}" --graphs off --bucket-views off
+      ours "ab_$model" "${extra[@]}" "${dp[@]}" --graphs off
+    fi
     ours "ab_$model" "${extra[@]}" "${dp[@]}"
-    if [ -n "${MULTI_AB_CTAS:-}" ]; then
-      export NCCL_MAX_CTAS="$MULTI_AB_CTAS"
-      ours "ab_$model" "${extra[@]}" "${dp[@]}"
-      unset NCCL_MAX_CTAS
-    fi
-    if [ -n "${MULTI_AB_EXTRA:-}" ]; then
+    # MULTI_AB_CTAS="4 8": one run per value with NCCL_MAX_CTAS set to it.
+    for ctas in ${MULTI_AB_CTAS:-}; do
+      label "ab_$model" "NCCL_MAX_CTAS=$ctas"
+      NCCL_MAX_CTAS="$ctas" ours "ab_$model" "${extra[@]}" "${dp[@]}"
+    done
+    # MULTI_AB_EXTRA="ARGS;ARGS": one run per ;-separated argument list.
+    local IFS_SAVE="$IFS" args
+    IFS=';'
+    for args in ${MULTI_AB_EXTRA:-}; do
+      IFS="$IFS_SAVE"
+      label "ab_$model" "$args"
       # shellcheck disable=SC2086 # several arguments
-      ours "ab_$model" "${extra[@]}" "${dp[@]}" $MULTI_AB_EXTRA
-    fi
+      ours "ab_$model" "${extra[@]}" "${dp[@]}" $args
+      IFS=';'
+    done
+    IFS="$IFS_SAVE"
   done
   python3 - "$out"/multi_ab_*.jsonl <<'PY' | tee "$out/multi_ab.out"
 import json, sys
@@ -210,7 +227,7 @@ import json, sys
 print(f'{"model":8} {"GPUs":>4} {"views":>5} {"graphs":>6} {"cap MiB":>7} {"samples/s":>10}'
       f' {"eff.":>6} {"same":>6} {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8}')
 for path in sys.argv[1:]:
-    one, opts = {}, {}
+    one, opts, label = {}, {}, ""
     for line in open(path):
         try:
             r = json.loads(line)
@@ -218,7 +235,9 @@ for path in sys.argv[1:]:
             continue
         if r.get("rank", 0) != 0:
             continue
-        if r.get("type") == "start":
+        if r.get("type") == "label":
+            label = r["text"]
+        elif r.get("type") == "start":
             opts = r.get("options", {})
         elif r.get("type") == "result":
             dp = r.get("data_parallel") or {}
@@ -236,7 +255,8 @@ for path in sys.argv[1:]:
                   f' {str(opts.get("cuda_graphs")):>6} {cap // 2**20 if cap else "-":>7}'
                   f' {sps:10.1f} {eff:>6} {same:>6}'
                   f' {ms(dp.get("collective_seconds_per_step")):>8}'
-                  f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f}')
+                  f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f} {label}')
+            label = ""
 PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
 }
@@ -264,7 +284,8 @@ case "${1:-}" in
     ;;
   ab)
     facts
-    build_torch || exit 1
+    # With a bin.tar.gz (from build-only or another script), its gpuscope-torch; else built here.
+    if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
     ab
     ;;
   all)

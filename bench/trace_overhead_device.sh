@@ -63,7 +63,7 @@ if own:
                after_far_ms=med(end + 30, 10**9), all_ms=round(own["step_time_s_median"] * 1e3, 3))
 if not variant.startswith("alone"):
     files = glob.glob(f"{run_dir}/**/gpuscope-trace-*.jsonl", recursive=True)
-    api_tids, teardown, kernels, api, cupti, header = set(), [], 0, 0, None, None
+    api_tids, teardown, kernels, api, cupti, header, errors = set(), [], 0, 0, None, None, []
     for path in files:
         for line in open(path, errors="replace"):
             try:
@@ -80,10 +80,12 @@ if not variant.startswith("alone"):
                 teardown.append(r["status"])
             elif t == "cupti":
                 cupti = r["status"]
+            elif t == "cupti_error":
+                errors.append(f'{r.get("call")}:{r.get("error")}')
             elif t == "header" and header is None:
                 header = {k: r.get(k) for k in ("kinds", "api", "defer", "teardown")}
     row.update(record_files=len(files), kernels=kernels, api_records=api, cupti=cupti,
-               teardown=teardown, header=header)
+               teardown=teardown, header=header, cupti_errors=errors)
     try:  # the window's GPU gaps of 10-100 us: the host falling behind its GPU
         summary = json.load(open(f"{run_dir}/summary.json"))
         row["gaps_10_100us"] = next((b["gaps"] for b in summary["gpu"]["idle"]
@@ -101,7 +103,8 @@ PY
 }
 
 # TRACE_VARIANTS=repeat: the default and kernels alone, interleaved three times (how often the
-# window's cost comes); TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
+# window's cost comes); TRACE_VARIANTS=cupti: the default against CUPTI's worker thread flushing
+# every 100 ms, a 32 MB device buffer, and both, interleaved twice; TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
 # kernels alone; TRACE_VARIANTS=clock: the timestamp callback against CUPTI's own clock;
 # TRACE_VARIANTS=settings: the window settings of session 7.
 programs() {
@@ -112,6 +115,17 @@ programs() {
     for i in 1 2 3; do
       one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
       one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
+    done
+    one "$p" "$args" "$skip" "$steps" alone-2
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = cupti ]; then  # CUPTI's worker flush and device buffer
+    local i
+    for i in 1 2; do
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-flush100-r$i" GPUSCOPE_TRACE_CUPTI_FLUSH_MS=100
+      one "$p" "$args" "$skip" "$steps" "trace-devbuf32-r$i" GPUSCOPE_TRACE_CUPTI_DEVICE_BUFFER_MB=32
+      one "$p" "$args" "$skip" "$steps" "trace-both-r$i" GPUSCOPE_TRACE_CUPTI_FLUSH_MS=100 \
+        GPUSCOPE_TRACE_CUPTI_DEVICE_BUFFER_MB=32
     done
     one "$p" "$args" "$skip" "$steps" alone-2
     return
@@ -163,7 +177,7 @@ for r in rows:
         v = r.get(key)
         cells.append(f'{v:7.2f} {pct(v, ref(key)):>8}' if v else f'{"-":>16}')
     extra = "" if r["variant"].startswith("alone") else \
-        f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")} / gaps {r.get("gaps_10_100us")}'
+        f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")} / gaps {r.get("gaps_10_100us")} {r.get("cupti_errors") or ""}'
     print(f'{r["program"]:15} {r["variant"]:24} ' + " ".join(cells) + "  " + extra + f' exit {r["exit"]}')
 PY
 }

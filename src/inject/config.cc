@@ -91,6 +91,12 @@ Config read_config(const char* (*getenv_fn)(const char*)) {
   flag("GPUSCOPE_TRACE_TEARDOWN", config.teardown);
   flag("GPUSCOPE_TRACE_CUPTI_CLOCK", config.cupti_clock);
   if (const auto wait = seconds("GPUSCOPE_TRACE_GPU_WAIT_S")) config.gpu_wait_s = *wait;
+  if (const auto period = count("GPUSCOPE_TRACE_CUPTI_FLUSH_MS")) {
+    config.cupti_flush_period_ms = static_cast<uint32_t>(std::min<uint64_t>(*period, 60'000));
+  }
+  if (const auto mb = count("GPUSCOPE_TRACE_CUPTI_DEVICE_BUFFER_MB")) {
+    config.cupti_device_buffer_bytes = std::min<uint64_t>(*mb, 1024) << 20;
+  }
 
   if (const auto kinds = get("GPUSCOPE_TRACE_KINDS")) {
     config.kinds = 0;

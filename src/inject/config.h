@@ -58,6 +58,11 @@ struct Config {
   bool teardown = true;
   double gpu_wait_s = 30;
   bool cupti_clock = false;
+  // CUPTI's own settings, for measuring what tracing costs: its worker thread's flush period
+  // (0: CUPTI's heuristics) and the device buffer for kernel/copy/memset timestamps, per buffer
+  // (0: CUPTI's default, 3.2 MB, about 100,000 records).
+  uint32_t cupti_flush_period_ms = 0;
+  uint64_t cupti_device_buffer_bytes = 0;
   std::vector<std::string> errors;  // "GPUSCOPE_TRACE_STEPS: not a number" (the value is ignored)
 };
 

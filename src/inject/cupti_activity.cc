@@ -294,6 +294,15 @@ class CuptiBackend final : public ActivityBackend {
     if (!session_.config().defer) drain();
   }
 
+  void report_error(const char* call, const char* kind, CUptiResult result) {
+    if (result == CUPTI_SUCCESS) return;
+    session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
+      JsonLine line(scratch, "cupti_error");
+      line.s("call", call).s("kind", kind).s("error", cupti_error_name(result));
+      writer.append(line.end(), RecordKind::other);
+    });
+  }
+
  private:
   void format(uint8_t* buffer, size_t valid_size) {
     CUpti_Activity* record = nullptr;
@@ -337,15 +346,6 @@ class CuptiBackend final : public ActivityBackend {
         return;
       }
     }
-  }
-
-  void report_error(const char* call, const char* kind, CUptiResult result) {
-    if (result == CUPTI_SUCCESS) return;
-    session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
-      JsonLine line(scratch, "cupti_error");
-      line.s("call", call).s("kind", kind).s("error", cupti_error_name(result));
-      writer.append(line.end(), RecordKind::other);
-    });
   }
 
   Session& session_;
@@ -473,11 +473,21 @@ void start_cupti(Session& session) noexcept {
     }
     auto* backend = new CuptiBackend(session);  // lives as long as the process
     g_backend = backend;
+    // Before any context exists (cuInit is running): the device buffer applies to every one.
+    if (size_t bytes = session.config().cupti_device_buffer_bytes; bytes != 0) {
+      size_t size = sizeof bytes;
+      backend->report_error(
+          "cuptiActivitySetAttribute", "device_buffer_size",
+          cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes));
+    }
     if (const CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
         r != CUPTI_SUCCESS) {
       write_status(session, "unavailable",
                    "cuptiActivityRegisterCallbacks: " + cupti_error_name(r));
       return;
+    }
+    if (const uint32_t period = session.config().cupti_flush_period_ms; period != 0) {
+      backend->report_error("cuptiActivityFlushPeriod", "", cuptiActivityFlushPeriod(period));
     }
     write_status(session, "ok", "");
     session.attach_backend(backend);

@@ -115,6 +115,19 @@ TEST(InjectConfig, CuptiMayKeepItsOwnClock) {
   EXPECT_FALSE(config_of({{"GPUSCOPE_TRACE_CUPTI_CLOCK", "0"}}).cupti_clock);
 }
 
+TEST(InjectConfig, CuptisFlushPeriodAndDeviceBufferAreItsOwnUnlessSet) {
+  const Config defaults = config_of({});
+  EXPECT_EQ(defaults.cupti_flush_period_ms, 0u);
+  EXPECT_EQ(defaults.cupti_device_buffer_bytes, 0u);
+  const Config set = config_of(
+      {{"GPUSCOPE_TRACE_CUPTI_FLUSH_MS", "100"}, {"GPUSCOPE_TRACE_CUPTI_DEVICE_BUFFER_MB", "32"}});
+  EXPECT_EQ(set.cupti_flush_period_ms, 100u);
+  EXPECT_EQ(set.cupti_device_buffer_bytes, 32u << 20);
+  const Config bad = config_of({{"GPUSCOPE_TRACE_CUPTI_DEVICE_BUFFER_MB", "lots"}});
+  EXPECT_EQ(bad.cupti_device_buffer_bytes, 0u);
+  EXPECT_EQ(bad.errors.size(), 1u);
+}
+
 TEST(InjectConfig, TheWaitForTheGpuAfterTheWindowCanBeSet) {
   EXPECT_EQ(config_of({{"GPUSCOPE_TRACE_GPU_WAIT_S", "2.5"}}).gpu_wait_s, 2.5);
   const Config bad = config_of({{"GPUSCOPE_TRACE_GPU_WAIT_S", "soon"}});
