@@ -6,8 +6,9 @@
 #   bash bench/core_compare_device.sh prepare       # here: .carry/old-src.tar.gz (git archive)
 #   bash bench/core_compare_device.sh build         # there (carry .carry): both builds ->
 #       # $OUT/bin.tar.gz with bin/ (this tree: gpuscope, its burn worker, gpuscope-torch, the
-#       # injection library) and bin-old/ (the old tree's three programs)
-#   bash bench/core_compare_device.sh study BIN_TGZ # there (carry .carry with BIN_TGZ inside):
+#       # injection library) and $OUT/bin-old.tar.gz with bin-old/ (the old tree's programs)
+#   bash bench/core_compare_device.sh build-study   # there: both of these in one call (~8 min)
+#   bash bench/core_compare_device.sh study BIN_TGZ OLD_TGZ # there (carry .carry with both):
 #       # the quick study with the new programs, then the old, then the new again (a drift in the
 #       # GPU's temperature shows as a difference between the two new runs) ->
 #       # $OUT/core-compare.tar.gz (the three study folders), core_compare.out (the table)
@@ -36,12 +37,13 @@ build_tree() {
 
 # study NAME BIN_DIR: gpuscope study --quick with the programs of BIN_DIR into $out/cmp/NAME.
 study() {
-  local name="$1" bin="$2" start
+  local name="$1" bin="$2" start temp
+  temp=$(nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader -i 0)
   start=$(date +%s)
   GPUSCOPE_BURN_WORKER="$bin/gpuscope-burn-worker" GPUSCOPE_TORCH_BIN="$bin/gpuscope-torch" \
     timeout -s INT -k 30 "${CORE_STUDY_TIMEOUT:-240}" "$bin/gpuscope" study --quick -o "$out/cmp/$name" \
     >"$out/cmp/$name.out" 2>"$out/cmp/$name.err"
-  echo "$name: exit $? after $(($(date +%s) - start)) s"
+  echo "$name: exit $? after $(($(date +%s) - start)) s (the GPU at $temp °C when it started)"
 }
 
 case "${1:-}" in
@@ -50,28 +52,35 @@ case "${1:-}" in
     ;;
   build)
     start=$(date +%s)
-    mkdir -p "$root/old-src" && tar -xzf .carry/old-src.tar.gz -C "$root/old-src" || exit 1
+    mkdir -p "$root/build/old-src" && tar -xzf .carry/old-src.tar.gz -C "$root/build/old-src" || exit 1
     build_tree "$root" "$root/build/cmp-new" "$root/bin" &
     new=$!
-    build_tree "$root/old-src" "$root/build/cmp-old" "$root/bin-old"
+    build_tree "$root/build/old-src" "$root/build/cmp-old" "$root/build/bin-old"
     old=$?
     wait "$new"
     echo "builds: new exit $?, old exit $old, $(($(date +%s) - start)) s"
-    tar -czf "$out/bin.tar.gz" -C "$root" bin bin-old && ls -la bin bin-old
+    # Each archive under the 16 MiB a file that comes back may have.
+    tar -czf "$out/bin.tar.gz" -C "$root" bin && tar -czf "$out/bin-old.tar.gz" -C "$root/build" bin-old &&
+      ls -la "$out"/bin*.tar.gz
     ;;
-  study)
+  study | build-study)
+    if [ "$1" = build-study ]; then  # both in one call: the archives just built
+      bash "$0" build || exit 1
+      set -- study "$out/bin.tar.gz" "$out/bin-old.tar.gz"
+    fi
     tar -xzf "${2:?the bin.tar.gz from build}" -C "$root" || exit 1
+    mkdir -p "$root/build" && tar -xzf "${3:?the bin-old.tar.gz from build}" -C "$root/build" || exit 1
     nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,temperature.gpu --format=csv |
       tee "$out/core_gpu.txt"
     mkdir -p "$out/cmp"
     study new-1 "$root/bin"
-    study old "$root/bin-old"
+    study old "$root/build/bin-old"
     [ -n "${CORE_ONE_NEW:-}" ] || study new-2 "$root/bin"
     python3 bench/core_compare.py "$out/cmp" | tee "$out/core_compare.out"
     tar -czf "$out/core-compare.tar.gz" -C "$out" cmp && rm -rf "$out/cmp"
     ;;
   *)
-    echo "usage: $0 prepare | build | study BIN_TGZ" >&2
+    echo "usage: $0 prepare | build | build-study | study BIN_TGZ OLD_TGZ" >&2
     exit 2
     ;;
 esac
