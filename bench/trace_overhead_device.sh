@@ -104,7 +104,8 @@ PY
 
 # TRACE_VARIANTS=repeat: the default and kernels alone, interleaved three times (how often the
 # window's cost comes); TRACE_VARIANTS=cupti: the default against CUPTI's worker thread flushing
-# every 100 ms, a 32 MB device buffer, and both, interleaved twice; TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
+# every 100 ms, a 32 MB device buffer, and both, interleaved twice; TRACE_VARIANTS=api: the
+# default against no runtime/driver records, interleaved three times; TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
 # kernels alone; TRACE_VARIANTS=clock: the timestamp callback against CUPTI's own clock;
 # TRACE_VARIANTS=settings: the window settings of session 7.
 programs() {
@@ -115,6 +116,15 @@ programs() {
     for i in 1 2 3; do
       one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
       one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
+    done
+    one "$p" "$args" "$skip" "$steps" alone-2
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = api ]; then  # the API records' share: with and without
+    local i
+    for i in 1 2 3; do
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-no-api-r$i" \
+        GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,sync,overhead
     done
     one "$p" "$args" "$skip" "$steps" alone-2
     return
