@@ -9,6 +9,8 @@
 #   bash bench/trace_overhead_device.sh prepare   # here: .carry (as bench/trace_cli_device.sh)
 #   bash bench/trace_overhead_device.sh run       # there (carry .carry); about 4 minutes
 # Results: $OUT/trace_overhead.txt (table), $OUT/trace_overhead.jsonl, $OUT/trace_overhead.tar.gz.
+# TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,7 +36,12 @@ build() {
 one() {
   local program="$1" args="$2" skip="$3" steps="$4" variant="$5"
   shift 5
-  local tag="$program-$variant" dir="$out/runs/$program-$variant"
+  local tag="$program-$variant" dir="$out/runs/$program-$variant" sampler=""
+  # TRACE_THREADS=1: each thread's CPU time and CPU, every 20 ms (where the window's cost goes).
+  if [ -n "${TRACE_THREADS:-}" ]; then
+    python3 bench/thread_cpu_sampler.py "trace_examples/$program.py" "$out/threads-$tag.jsonl" 20 &
+    sampler=$!
+  fi
   if [[ "$variant" == alone* ]]; then
     env "$@" python3 "bench/trace_examples/$program.py" $args >"$out/$tag.out" 2>"$out/$tag.err"
   else
@@ -42,6 +49,7 @@ one() {
       python3 "bench/trace_examples/$program.py" $args >"$out/$tag.out" 2>"$out/$tag.err"
   fi
   local rc=$?
+  [ -n "$sampler" ] && kill "$sampler"
   python3 - "$out" "$program" "$variant" "$args" "$skip" "$steps" "$rc" "$dir" "$*" <<'PY'
 import glob, json, statistics, sys
 out, program, variant, args, skip, steps, rc, run_dir, env = sys.argv[1:]
@@ -204,12 +212,13 @@ case "${1:-run}" in
     python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$out/gpu.txt"
     [ -n "${TRACE_BIN:-}" ] || build || exit 1
     : >"$out/trace_overhead.jsonl"
-    programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50
+    [ -n "${TRACE_LAUNCH_ONLY:-}" ] ||
+      programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50
     [ -n "${TRACE_HEALTHY_ONLY:-}" ] ||
       programs launch_bound "--warmup 50 --steps 250 --batch 32" 100 50
     table | tee "$out/trace_overhead.txt"
     (cd "$out" && tar czf trace_overhead.tar.gz trace_overhead.jsonl *.err runs/*/summary.json \
-      build.log 2>/dev/null)
+      threads-*.jsonl build.log 2>/dev/null)
     ;;
   *) echo "usage: $0 prepare|run" >&2; exit 2 ;;
 esac
