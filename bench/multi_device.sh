@@ -13,6 +13,10 @@
 #       # torchrun + DDP (timm / torchvision / plain PyTorch GPT-2, AdamW fused), 1 and N GPUs
 #   bash bench/multi_device.sh all            # both in one call (if the build is quick)
 #   bash bench/multi_device.sh build-only     # there: only the build -> $OUT/bin.tar.gz
+#   bash bench/multi_device.sh pair BIN_TGZ   # there: one GPU alone, every GPU at once with no
+#       # communication (one process each), and data parallel, twice (what sharing the host costs)
+#   bash bench/multi_device.sh clocks BIN_TGZ # there: one GPU alone and data parallel under
+#       # gpuscope monitor: SM clock, power, power-cap throttle while busy, twice
 #   bash bench/multi_device.sh ab [BIN_TGZ]   # there, no carry: issue 18's A/B of the
 #       # data-parallel step, gpuscope-torch only (built standalone from the work tree, or the
 #       # one in BIN_TGZ): per model 1 GPU eager and with graphs, then N GPUs with the averages copied back (--bucket-views off, the
@@ -261,7 +265,82 @@ PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
 }
 
+# pair: what running both GPUs at once costs without any communication: per model, one GPU
+# alone, then one process per GPU at the same time (each its own CUDA_VISIBLE_DEVICES), then the
+# N-GPU data-parallel run, twice -> multi_pair_*.jsonl, multi_pair.out
+pair() {
+  local model batch extra g round
+  for spec in ${MULTI_MODELS:-vit_b16:160}; do
+    IFS=: read -r model batch <<<"$spec"
+    extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
+    for round in 1 2; do
+      CUDA_VISIBLE_DEVICES=0 ours "pair_${model}_alone" "${extra[@]}"
+      for ((g = 0; g < gpus; g++)); do
+        CUDA_VISIBLE_DEVICES=$g ours "pair_${model}_together_$g" "${extra[@]}" &
+      done
+      wait
+      ours "pair_${model}_dp" "${extra[@]}" --world-size "$gpus" --dist-timeout 120
+    done
+  done
+  python3 - "$out"/multi_pair_*.jsonl <<'PY' | tee "$out/multi_pair.out"
+import json, os, sys
+for path in sys.argv[1:]:
+    rates = [json.loads(l)["samples_per_second"] for l in open(path)
+             if l.startswith("{") and '"type":"result"' in l and '"rank":1' not in l]
+    print(f'{os.path.basename(path):40} ' + " ".join(f"{r:9.1f}" for r in rates))
+PY
+}
+
+# clocks: one GPU alone and data parallel on all, each under `gpuscope monitor` (100 ms), twice:
+# the SM clock, power and the power-cap throttle while busy -> multi_clk_*.jsonl, multi_clk.out
+clocks() {
+  local model batch extra round
+  for spec in ${MULTI_MODELS:-vit_b16:160}; do
+    IFS=: read -r model batch <<<"$spec"
+    extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 10 --steps 10 --quiet)
+    for round in 1 2; do
+      for run in alone dp; do
+        local args=("${extra[@]}")
+        [ "$run" = dp ] && args+=(--world-size "$gpus" --dist-timeout 120)
+        timeout -k 10 200 "$root/bin/gpuscope" monitor --interval 100 \
+          --jsonl "$out/multi_clk_${model}_${run}_$round.jsonl" -- "$bin" "${args[@]}" \
+          >"$out/multi_clk_${model}_${run}_$round.out" 2>>"$out/multi_clk.err"
+        echo "$model $run round $round -> exit $?"
+      done
+    done
+  done
+  python3 - "$out"/multi_clk_*.jsonl <<'PY' | tee "$out/multi_clk.out"
+import json, os, statistics, sys
+print(f'{"run":34} {"gpu":>3} {"samples":>7} {"SM MHz":>7} {"power W":>7} {"cap s/s":>7} {"SM act.":>7}  samples/s')
+for path in sys.argv[1:]:
+    samples, rate = {}, None
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("type") == "sample" and (r.get("sm_activity") or 0) > 0.5:
+            samples.setdefault(r["gpu"], []).append(r)
+    try:
+        res = [json.loads(l) for l in open(path[:-6] + ".out") if '"type":"result"' in l]
+        rate = res[0]["samples_per_second"] if res else None
+    except OSError:
+        pass
+    for gpu, xs in sorted(samples.items()):
+        m = lambda k: statistics.mean(x.get(k) or 0 for x in xs)
+        print(f'{os.path.basename(path)[10:-6]:34} {gpu:>3} {len(xs):>7} {m("sm_clock_hz") / 1e6:7.0f}'
+              f' {m("power_w"):7.1f} {m("throttle_sw_power_cap_s") * 10:7.2f} {m("sm_activity"):7.2f}  {rate or "-"}')
+PY
+}
+
 case "${1:-}" in
+  clocks)
+    facts
+    tar -xzf "${2:?a bin.tar.gz with gpuscope and gpuscope-torch}" -C "$root" || exit 1
+    clocks
+    ;;
+  pair)
+    facts
+    tar -xzf "${2:?a bin.tar.gz with gpuscope-torch}" -C "$root" || exit 1
+    pair
+    ;;
   prepare)
     bash bench/monitor_device.sh prepare
     ;;
