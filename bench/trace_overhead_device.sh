@@ -113,7 +113,8 @@ PY
 # TRACE_VARIANTS=repeat: the default and kernels alone, interleaved three times (how often the
 # window's cost comes); TRACE_VARIANTS=cupti: the default against CUPTI's worker thread flushing
 # every 100 ms, a 32 MB device buffer, and both, interleaved twice; TRACE_VARIANTS=api: the
-# default against no runtime/driver records, interleaved three times; TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
+# default against no runtime/driver records, interleaved three times; TRACE_VARIANTS=drop: the
+# default, kernels alone and the default less one of sync, API, driver API, three times; TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
 # kernels alone; TRACE_VARIANTS=clock: the timestamp callback against CUPTI's own clock;
 # TRACE_VARIANTS=settings: the window settings of session 7.
 programs() {
@@ -135,6 +136,20 @@ programs() {
         GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,sync,overhead
     done
     one "$p" "$args" "$skip" "$steps" alone-2
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = drop ]; then  # each kind left out of the default, 3 times
+    local i
+    for i in 1 2 3; do
+      one "$p" "$args" "$skip" "$steps" "alone-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
+      one "$p" "$args" "$skip" "$steps" "trace-no-sync-r$i" \
+        GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,runtime,driver,overhead
+      one "$p" "$args" "$skip" "$steps" "trace-no-api-r$i" \
+        GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,sync,overhead
+      one "$p" "$args" "$skip" "$steps" "trace-no-driver-r$i" \
+        GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,runtime,sync,overhead
+    done
     return
   elif [ "${TRACE_VARIANTS:-kinds}" = cupti ]; then  # CUPTI's worker flush and device buffer
     local i
@@ -184,7 +199,7 @@ for r in rows:
         base.setdefault(r["program"], []).append(r)
 def pct(x, b):
     return f"{(x / b - 1) * 100:+.1f}%" if x and b else "-"
-print(f'{"program":15} {"variant":24} {"before":>16} {"inside":>16} {"after<30":>16} {"after>30":>16}  teardown / api records / tids ok')
+print(f'{"program":15} {"variant":24} {"before":>16} {"inside":>16} {"after<30":>16} {"after>30":>16} {"in/before":>9}  teardown / api records / tids ok')
 for r in rows:
     b = base.get(r["program"], [])
     def ref(key):
@@ -194,6 +209,8 @@ for r in rows:
     for key in ("before_ms", "inside_ms", "after_near_ms", "after_far_ms"):
         v = r.get(key)
         cells.append(f'{v:7.2f} {pct(v, ref(key)):>8}' if v else f'{"-":>16}')
+    ib = r.get("inside_ms") / r["before_ms"] if r.get("inside_ms") and r.get("before_ms") else None
+    cells.append(f'{ib:9.3f}' if ib else f'{"-":>9}')
     extra = "" if r["variant"].startswith("alone") else \
         f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")} / gaps {r.get("gaps_10_100us")} {r.get("cupti_errors") or ""}'
     print(f'{r["program"]:15} {r["variant"]:24} ' + " ".join(cells) + "  " + extra + f' exit {r["exit"]}')
