@@ -8,6 +8,7 @@
 #       # $OUT/bin.tar.gz with bin/ (this tree: gpuscope, its burn worker, gpuscope-torch, the
 #       # injection library) and $OUT/bin-old.tar.gz with bin-old/ (the old tree's programs)
 #   bash bench/core_compare_device.sh build-study   # there: both of these in one call (~8 min)
+#   bash bench/core_compare_device.sh build-new-study OLD_TGZ  # there: this tree built, then study
 #   bash bench/core_compare_device.sh study BIN_TGZ OLD_TGZ # there (carry .carry with both):
 #       # the quick study with the new programs, then the old, then the new again (a drift in the
 #       # GPU's temperature shows as a difference between the two new runs) ->
@@ -63,10 +64,15 @@ case "${1:-}" in
     tar -czf "$out/bin.tar.gz" -C "$root" bin && tar -czf "$out/bin-old.tar.gz" -C "$root/build" bin-old &&
       ls -la "$out"/bin*.tar.gz
     ;;
-  study | build-study)
+  study | build-study | build-new-study)
     if [ "$1" = build-study ]; then  # both in one call: the archives just built
       bash "$0" build || exit 1
       set -- study "$out/bin.tar.gz" "$out/bin-old.tar.gz"
+    elif [ "$1" = build-new-study ]; then  # this tree built, the old programs from an archive
+      old_tgz="${2:?the bin-old.tar.gz of an earlier build}"
+      build_tree "$root" "$root/build/cmp-new" "$root/bin" || exit 1
+      tar -czf "$out/bin.tar.gz" -C "$root" bin
+      set -- study "$out/bin.tar.gz" "$old_tgz"
     fi
     tar -xzf "${2:?the bin.tar.gz from build}" -C "$root" || exit 1
     mkdir -p "$root/build" && tar -xzf "${3:?the bin-old.tar.gz from build}" -C "$root/build" || exit 1
