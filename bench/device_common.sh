@@ -7,7 +7,8 @@
 #   usr    .carry/usr: the Debian packages `prepare` carries (headers, static libraries)
 #   use_carried_libraries                puts usr's libraries on LD_LIBRARY_PATH, if carried
 #   configure_release DIR LOG [ARGS...]  cmake: Release for the H100 (sm_90), gpuscope-torch
-#                                        on, no tests, against usr (SQLite from there)
+#                                        on, no tests, against usr (SQLite from there); ARGS
+#                                        come last and may override these
 #   build_targets DIR LOG TARGETS...     cmake --build those targets
 #   pack_bin FILES...                    the programs into ./bin, stripped, as $out/bin.tar.gz
 # The three build helpers print the log's errors (or its tail) and return 1 on failure.
@@ -27,9 +28,9 @@ configure_release() {
   local build="$1" log="$2"
   shift 2
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    "$@" -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
+    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=ON -DCMAKE_PREFIX_PATH="$usr" \
     -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
-    >"$log" 2>&1 || {
+    "$@" >"$log" 2>&1 || {
     tail -30 "$log"
     return 1
   }

@@ -15,11 +15,7 @@
 #   bash bench/trace_cli_device.sh run       # there (carry .carry)
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 build="$root/build/device-cli"
 bin="$build/tools/gpuscope/gpuscope"
 export NCCL_NVLS_ENABLE=0
@@ -28,14 +24,12 @@ prepare() {
   bash bench/monitor_device.sh prepare && cp .deps/python/plotly/package_data/plotly.min.js .carry/
 }
 
+# gpuscope and the injection library (RelWithDebInfo, no gpuscope-torch) into build/device-cli;
+# bench/trace_overhead_device.sh builds through this too.
 build() {
-  local extra=(-DCMAKE_PREFIX_PATH="$usr" -DSQLite3_INCLUDE_DIR="$usr/include"
-    -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a"
-    -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js")
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=OFF "${extra[@]}" >"$out/cli_build.log" 2>&1 &&
-    cmake --build "$build" --target gpuscope_cli gpuscope_inject -j "$(nproc)" >>"$out/cli_build.log" 2>&1 ||
-    { grep -E "error|Error" "$out/cli_build.log" | head -40; return 1; }
+  configure_release "$build" "$out/cli_build.log" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGPUSCOPE_BUILD_TORCH=OFF -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js" &&
+    build_targets "$build" "$out/cli_build.log" gpuscope_cli gpuscope_inject || return 1
   echo "built $bin"
   ldd "$bin" | grep -E "gnutls|not found" || true
 }
@@ -114,6 +108,7 @@ PY
 
 case "${1:-run}" in
   prepare) prepare ;;
+  build) build ;;
   overhead)
     build || exit 1
     mkdir -p "$out/oh/h1" "$out/oh/h2" "$out/oh/c1" "$out/oh/c2"

@@ -17,11 +17,7 @@
 # Environment: TRACE_STEPS (200), TRACE_WORKERS (2 DataLoader workers), CUDA_HOME
 # (/usr/local/cuda). Reads the GPU only; changes no setting.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 steps="${TRACE_STEPS:-200}"
 workers="${TRACE_WORKERS:-2}"

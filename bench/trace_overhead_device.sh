@@ -13,24 +13,10 @@
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-out="${OUT:-$root/out}"
-mkdir -p "$out"
-usr="$root/.carry/usr"
-build="$root/build/device-cli"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+build="$root/build/device-cli"  # bench/trace_cli_device.sh build's
 bin="${TRACE_BIN:-$build/tools/gpuscope/gpuscope}"  # TRACE_BIN: a prebuilt one, no build
 export NCCL_NVLS_ENABLE=0
-
-build() {
-  local extra=(-DCMAKE_PREFIX_PATH="$usr" -DSQLite3_INCLUDE_DIR="$usr/include"
-    -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a"
-    -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js")
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=OFF "${extra[@]}" >"$out/build.log" 2>&1 &&
-    cmake --build "$build" --target gpuscope_cli gpuscope_inject -j "$(nproc)" >>"$out/build.log" 2>&1 ||
-    { grep -E "error|Error" "$out/build.log" | head -40; return 1; }
-}
 
 # PROGRAM ARGS SKIP STEPS VARIANT [ENV...]: one run; one JSON row in trace_overhead.jsonl.
 one() {
@@ -227,7 +213,7 @@ case "${1:-run}" in
   run)
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv | tee "$out/gpu.txt"
     python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$out/gpu.txt"
-    [ -n "${TRACE_BIN:-}" ] || build || exit 1
+    [ -n "${TRACE_BIN:-}" ] || bash bench/trace_cli_device.sh build || exit 1
     : >"$out/trace_overhead.jsonl"
     [ -n "${TRACE_LAUNCH_ONLY:-}" ] ||
       programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50
@@ -235,7 +221,7 @@ case "${1:-run}" in
       programs launch_bound "--warmup 50 --steps 250 --batch 32" 100 50
     table | tee "$out/trace_overhead.txt"
     (cd "$out" && tar czf trace_overhead.tar.gz trace_overhead.jsonl *.err runs/*/summary.json \
-      threads-*.jsonl build.log 2>/dev/null)
+      threads-*.jsonl cli_build.log 2>/dev/null)
     ;;
   *) echo "usage: $0 prepare|run" >&2; exit 2 ;;
 esac

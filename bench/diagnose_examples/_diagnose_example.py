@@ -118,6 +118,36 @@ def resnet18_like(args, classes=1000, width=64):
     return torch.nn.Sequential(*layers)
 
 
+def sgd(args, model, lr=0.1):
+    """The examples' optimizer: SGD with momentum and weight decay, fused on the GPU."""
+    return torch.optim.SGD(
+        model.parameters(), lr=lr, momentum=0.9, weight_decay=5e-5, fused=args.cuda
+    )
+
+
+def healthy_training(args, device, lr=0.1):
+    """The healthy control's set-up: resnet18_like in channels-last with cudnn.benchmark on,
+    sgd(), cross-entropy. Returns (model, optimizer, loss_fn)."""
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    model = resnet18_like(args).to(device).to(memory_format=torch.channels_last)
+    return model, sgd(args, model, lr), torch.nn.CrossEntropyLoss()
+
+
+def train_step(args, model, optimizer, loss_fn):
+    """step(images, labels): one training step as the healthy control takes it (the forward
+    under autocast(), the gradients set to None, the backward, the optimizer's step)."""
+
+    def step(images, labels):
+        with autocast(args):
+            loss = loss_fn(model(images), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
 def image_batches(args, device, size=224, count=4, channels_last=True, classes=1000):
     """`count` batches of random images and labels already on `device`, to rotate (32x32 on
     the CPU)."""

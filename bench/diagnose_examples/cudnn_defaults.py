@@ -13,7 +13,7 @@ timing the candidates once.
 """
 import torch
 
-from _diagnose_example import autocast, image_batches, parse_args, resnet18_like, run_timed
+from _diagnose_example import image_batches, parse_args, resnet18_like, run_timed, sgd, train_step
 
 
 def main():
@@ -27,21 +27,9 @@ def main():
     model = resnet18_like(args).to(device)
     if args.fixed:
         model = model.to(memory_format=torch.channels_last)
-    optimizer = torch.optim.SGD(
-        model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, fused=args.cuda
-    )
-    loss_fn = torch.nn.CrossEntropyLoss()
+    step = train_step(args, model, sgd(args, model), torch.nn.CrossEntropyLoss())
     batches = image_batches(args, device, channels_last=args.fixed)
-
-    def iteration(i):
-        images, labels = batches[i % len(batches)]
-        with autocast(args):
-            loss = loss_fn(model(images), labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-
-    run_timed(args, "cudnn_defaults", iteration,
+    run_timed(args, "cudnn_defaults", lambda i: step(*batches[i % len(batches)]),
               extra=lambda: {"channels_last": args.fixed, "cudnn_benchmark": args.fixed})
 
 

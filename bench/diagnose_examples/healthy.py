@@ -10,30 +10,15 @@ is accepted so that every example takes the same options.
 """
 import torch
 
-from _diagnose_example import autocast, image_batches, parse_args, resnet18_like, run_timed
+from _diagnose_example import healthy_training, image_batches, parse_args, run_timed, train_step
 
 
 def main():
     args = parse_args(__doc__, None, steps=300, batch=128)
     device = torch.device(args.device)
-    torch.manual_seed(0)
-    torch.backends.cudnn.benchmark = True
-    model = resnet18_like(args).to(device).to(memory_format=torch.channels_last)
-    optimizer = torch.optim.SGD(
-        model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, fused=args.cuda
-    )
-    loss_fn = torch.nn.CrossEntropyLoss()
+    step = train_step(args, *healthy_training(args, device))
     batches = image_batches(args, device)
-
-    def iteration(i):
-        images, labels = batches[i % len(batches)]
-        with autocast(args):
-            loss = loss_fn(model(images), labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-
-    run_timed(args, "healthy", iteration)
+    run_timed(args, "healthy", lambda i: step(*batches[i % len(batches)]))
 
 
 if __name__ == "__main__":

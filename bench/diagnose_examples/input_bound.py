@@ -17,7 +17,7 @@ import os
 
 import torch
 
-from _diagnose_example import autocast, parse_args, resnet18_like, run_timed
+from _diagnose_example import healthy_training, parse_args, run_timed, train_step
 
 MEAN = torch.tensor([0.485, 0.456, 0.406]).view(3, 1, 1)
 STD = torch.tensor([0.229, 0.224, 0.225]).view(3, 1, 1)
@@ -60,13 +60,7 @@ def main():
         steps=60, batch=128, warmup=3, extra=extra,
     )
     device = torch.device(args.device)
-    torch.manual_seed(0)
-    torch.backends.cudnn.benchmark = True
-    model = resnet18_like(args).to(device).to(memory_format=torch.channels_last)
-    optimizer = torch.optim.SGD(
-        model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, fused=args.cuda
-    )
-    loss_fn = torch.nn.CrossEntropyLoss()
+    step = train_step(args, *healthy_training(args, device))
     size = 224 if args.cuda else 32
     dataset = SyntheticImages((args.warmup + args.steps + 8) * args.batch, size)
     if args.fixed:
@@ -83,12 +77,7 @@ def main():
         images = images.to(device, non_blocking=args.fixed).contiguous(
             memory_format=torch.channels_last
         )
-        labels = labels.to(device, non_blocking=args.fixed)
-        with autocast(args):
-            loss = loss_fn(model(images), labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        step(images, labels.to(device, non_blocking=args.fixed))
 
     run_timed(args, "input_bound", iteration,
               extra=lambda: {"num_workers": args.workers if args.fixed else 0})

@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from _diagnose_example import autocast, image_batches, parse_args, resnet18_like, run_timed
+from _diagnose_example import healthy_training, image_batches, parse_args, run_timed, train_step
 
 
 def extra(parser):
@@ -57,24 +57,9 @@ def main():
     if args.start_hog and not args.fixed and args.cuda:
         start_hog(args.start_hog)
     device = torch.device(args.device)
-    torch.manual_seed(0)
-    torch.backends.cudnn.benchmark = True
-    model = resnet18_like(args).to(device).to(memory_format=torch.channels_last)
-    optimizer = torch.optim.SGD(
-        model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, fused=args.cuda
-    )
-    loss_fn = torch.nn.CrossEntropyLoss()
+    step = train_step(args, *healthy_training(args, device))
     batches = image_batches(args, device)
-
-    def iteration(i):
-        images, labels = batches[i % len(batches)]
-        with autocast(args):
-            loss = loss_fn(model(images), labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-
-    run_timed(args, "shared_gpu", iteration)
+    run_timed(args, "shared_gpu", lambda i: step(*batches[i % len(batches)]))
 
 
 if __name__ == "__main__":
