@@ -100,7 +100,9 @@ PY
 # window's cost comes); TRACE_VARIANTS=cupti: the default against CUPTI's worker thread flushing
 # every 100 ms, a 32 MB device buffer, and both, interleaved twice; TRACE_VARIANTS=api: the
 # default against no runtime/driver records, interleaved three times; TRACE_VARIANTS=drop: the
-# default, kernels alone and the default less one of sync, API, driver API, three times; TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
+# default, kernels alone and the default less one of sync, API, driver API, three times;
+# TRACE_VARIANTS=sync: kernels with sync records against kernels with copies, memsets and
+# overhead records, four times; TRACE_VARIANTS=kinds (the default): the default kinds against every kind, and each kind beside
 # kernels alone; TRACE_VARIANTS=clock: the timestamp callback against CUPTI's own clock;
 # TRACE_VARIANTS=settings: the window settings of session 7.
 programs() {
@@ -120,6 +122,15 @@ programs() {
       one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
       one "$p" "$args" "$skip" "$steps" "trace-no-api-r$i" \
         GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,sync,overhead
+    done
+    one "$p" "$args" "$skip" "$steps" alone-2
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = sync ]; then  # the sync kind against the other non-API ones
+    local i
+    for i in 1 2 3 4; do
+      one "$p" "$args" "$skip" "$steps" "trace-kernel+sync-r$i" GPUSCOPE_TRACE_KINDS=kernel,sync
+      one "$p" "$args" "$skip" "$steps" "trace-kernel+copies+overhead-r$i" \
+        GPUSCOPE_TRACE_KINDS=kernel,memcpy,memset,overhead
     done
     one "$p" "$args" "$skip" "$steps" alone-2
     return
