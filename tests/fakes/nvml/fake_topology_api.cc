@@ -19,6 +19,16 @@ std::optional<unsigned> far_end(const gpuscope::fake_nvml::Nvlink& nvlink, unsig
   return std::nullopt;
 }
 
+// The checks of a call about one of a GPU's NVLinks, after the device's: NOT_SUPPORTED without
+// NVLinks, INVALID_ARGUMENT for a link it does not have or a null `out`.
+nvmlReturn_t check_link(ApiCall& call, nvmlDevice_t device, unsigned link, const void* out) {
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  const auto& nvlink = call.device().nvlink;
+  if (!nvlink) return NVML_ERROR_NOT_SUPPORTED;
+  if (link >= nvlink->link_count || out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
 }  // namespace
 
 GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(
@@ -40,10 +50,10 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev
                                                                 unsigned int link,
                                                                 nvmlEnableState_t* is_active) {
   ApiCall call(__func__);
-  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  if (const nvmlReturn_t rc = check_link(call, device, link, is_active); rc != NVML_SUCCESS) {
+    return rc;
+  }
   const auto& nvlink = call.device().nvlink;
-  if (!nvlink) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= nvlink->link_count || is_active == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const bool active = nvlink->peers.empty() || far_end(*nvlink, link).has_value();
   *is_active = active ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
@@ -53,10 +63,8 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlD
                                                                            unsigned int link,
                                                                            nvmlPciInfo_t* pci) {
   ApiCall call(__func__);
-  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  if (const nvmlReturn_t rc = check_link(call, device, link, pci); rc != NVML_SUCCESS) return rc;
   const auto& nvlink = call.device().nvlink;
-  if (!nvlink) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= nvlink->link_count || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const auto peer = far_end(*nvlink, link);
   const bool to_switch = nvlink->nvswitch && nvlink->peers.empty();
   if (!to_switch && (!peer || *peer >= call.scenario().devices.size())) {
