@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
+#include "support/matchers.h"
 
 namespace gpuscope {
 namespace {
 
 namespace fs = std::filesystem;
+using gpuscope::testing::HasAllSubstrs;
 using testing::CliRun;
 using ::testing::HasSubstr;
 using testing::slurp;
@@ -30,13 +32,10 @@ std::string fresh_dir(const std::string& name) {
 }
 
 CliRun gpuscope(const std::string& args) {
-  static int counter = 0;
-  const std::string base =
-      scratch() + "/run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-  const std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                          " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
-                          "/telemetry/two_gpus.json GPUSCOPE_INJECT_LIBRARY=" + GPUSCOPE_INJECT_LIB;
-  return testing::run_captured("env " + env + " " + GPUSCOPE_BIN + " " + args, base);
+  return testing::run_gpuscope(scratch(),
+                               testing::fake_nvml_env("telemetry/two_gpus.json") +
+                                   " GPUSCOPE_INJECT_LIBRARY=" + GPUSCOPE_INJECT_LIB,
+                               args);
 }
 
 // The trace options are trace's own: registered once for both commands (same names, same
@@ -62,9 +61,8 @@ TEST(CliDiagnose, TakesTracesOptionsWithTheSameHelpAndChecks) {
 TEST(CliDiagnose, ARecordedTraceFolderIsAnalysedAgain) {
   CliRun r = gpuscope("diagnose " + kSmoke);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("finding: "));
-  EXPECT_THAT(r.out, HasSubstr("Fix:"));
-  EXPECT_THAT(r.out, HasSubstr("pid 773 (GPU 0): 19 step(s) traced (marks)"));
+  EXPECT_THAT(r.out,
+              HasAllSubstrs({"finding: ", "Fix:", "pid 773 (GPU 0): 19 step(s) traced (marks)"}));
 }
 
 TEST(CliDiagnose, JsonAloneOnStdout) {

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "support/trace_ranks.h"
+
 namespace gpuscope::analysis {
 namespace {
 
@@ -355,16 +357,7 @@ TEST(Diagnose, ATraceWithoutKernelsSaysNoGpuWorkSeen) {
 // Two ranks: the smoke process twice, the second on GPU 1 with another PID.
 TEST(Diagnose, RanksAreDiagnosedEachAndMergedWhereTheyAgree) {
   TempDir dir;
-  fs::copy_file(kSmoke / "gpuscope-trace-773.jsonl", dir.path() / "gpuscope-trace-773.jsonl");
-  std::string other = read(kSmoke / "gpuscope-trace-773.jsonl");
-  auto replace_all = [&other](const std::string& from, const std::string& to) {
-    for (std::size_t at = other.find(from); at != std::string::npos;
-         at = other.find(from, at + to.size()))
-      other.replace(at, from.size(), to);
-  };
-  replace_all("\"pid\":773", "\"pid\":774");
-  replace_all("\"dev\":0", "\"dev\":1");
-  write(dir.path() / "gpuscope-trace-774.jsonl", other);
+  testing::write_two_ranks(dir.path());
   auto d = diagnose_dir(dir.path(), {});
   ASSERT_TRUE(d.ok()) << d.status().message();
   ASSERT_EQ(d->processes.size(), 2u);

@@ -9,10 +9,12 @@
 
 #include "gpuscope/bench.h"
 #include "gpuscope/store.h"
+#include "support/matchers.h"
 
 namespace gpuscope::bench {
 namespace {
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 
 BenchResult sample_result() {
@@ -107,11 +109,10 @@ TEST(BenchConsole, RowsSkipsGuardAndAnswers) {
   std::ostringstream out;
   print_bench(sample_result(), out);
   const std::string text = out.str();
-  EXPECT_THAT(text, HasSubstr("3 of 3 rows on NVIDIA H100 80GB HBM3"));
-  EXPECT_THAT(text, HasSubstr("skipped: out_of_memory"));
-  EXPECT_THAT(text, HasSubstr("vit_b16 train fp8: CUDA out of memory at batch 160"));
-  EXPECT_THAT(text, HasSubstr("vit_b16 fp16: nan"));
-  EXPECT_THAT(text, HasSubstr("fastest:          fp32 (400.0 samples/s)"));
+  EXPECT_THAT(text,
+              HasAllSubstrs({"3 of 3 rows on NVIDIA H100 80GB HBM3", "skipped: out_of_memory",
+                             "vit_b16 train fp8: CUDA out of memory at batch 160",
+                             "vit_b16 fp16: nan", "fastest:          fp32 (400.0 samples/s)"}));
   std::ostringstream list;
   print_rows(preset("seeds").value(), list);
   EXPECT_THAT(list.str(), HasSubstr("--cudnn-benchmark off"));

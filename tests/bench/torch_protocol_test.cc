@@ -100,48 +100,59 @@ TEST(TorchProtocol, AKilledChildCrashed) {
   EXPECT_THAT(row.skip_reason, HasSubstr("after 1 timed windows"));
 }
 
+// How gpuscope-torch ended (its lines, its process), and the skip code and a part of the reason
+// ("" for any) fill_row() must give its row.
+struct Ending {
+  std::vector<std::string> lines = {};
+  std::optional<int> exit_code = std::nullopt;
+  std::optional<int> signal = std::nullopt;
+  bool timed_out = false;
+  bool interrupted = false;
+  std::string skip_code = "";
+  std::string reason_part = "";
+};
+
+void expect_skipped(const std::vector<Ending>& endings) {
+  for (std::size_t i = 0; i < endings.size(); ++i) {
+    SCOPED_TRACE("ending " + std::to_string(i));
+    const Ending& e = endings[i];
+    Row row;
+    fill_row(read(e.lines), e.exit_code, e.signal, e.timed_out, e.interrupted, row);
+    EXPECT_EQ(row.skip_code, e.skip_code);
+    EXPECT_THAT(row.skip_reason, HasSubstr(e.reason_part));
+  }
+}
+
 TEST(TorchProtocol, MalformedOutput) {
-  Row row;
-  fill_row(read({kStart, "Traceback (most recent call last):", kResult}), 0, std::nullopt, false,
-           false, row);
-  EXPECT_EQ(row.skip_code, "malformed");
-  EXPECT_THAT(row.skip_reason, HasSubstr("line 2: not a JSON object"));
-
-  Row version;
-  fill_row(read({R"({"v":2,"type":"start"})"}), 0, std::nullopt, false, false, version);
-  EXPECT_EQ(version.skip_code, "malformed");
-  EXPECT_THAT(version.skip_reason, HasSubstr("protocol version 2"));
-
-  Row silent;
-  fill_row(read({kStart}), 0, std::nullopt, false, false, silent);
-  EXPECT_EQ(silent.skip_code, "malformed");
-  EXPECT_THAT(silent.skip_reason, HasSubstr("no result"));
+  expect_skipped({
+      {.lines = {kStart, "Traceback (most recent call last):", kResult},
+       .exit_code = 0,
+       .skip_code = "malformed",
+       .reason_part = "line 2: not a JSON object"},
+      {.lines = {R"({"v":2,"type":"start"})"},
+       .exit_code = 0,
+       .skip_code = "malformed",
+       .reason_part = "protocol version 2"},
+      {.lines = {kStart}, .exit_code = 0, .skip_code = "malformed", .reason_part = "no result"},
+  });
 }
 
 TEST(TorchProtocol, ErrorsExitCodesTimeoutsAndInterrupts) {
-  Row error;
-  fill_row(read({kStart, R"({"v":1,"type":"error","code":"internal","message":"cuDNN failed"})"}),
-           6, std::nullopt, false, false, error);
-  EXPECT_EQ(error.skip_code, "failed");
-  EXPECT_THAT(error.skip_reason, HasSubstr("cuDNN failed"));
-
-  Row exit_only;
-  fill_row(read({kStart}), 6, std::nullopt, false, false, exit_only);
-  EXPECT_EQ(exit_only.skip_code, "failed");
-  EXPECT_THAT(exit_only.skip_reason, HasSubstr("exit code 6"));
-
-  Row timeout;
-  fill_row(read({kStart}), std::nullopt, SIGKILL, true, false, timeout);
-  EXPECT_EQ(timeout.skip_code, "timeout");
-
-  Row partial;
   std::string partial_result = kResult;
   partial_result.replace(partial_result.find("\"partial\":false"), 15, "\"partial\":true");
-  fill_row(read({kStart, partial_result}), 130, std::nullopt, false, false, partial);
-  EXPECT_EQ(partial.skip_code, "interrupted");
-  Row interrupted;
-  fill_row(read({kStart, kResult}), 130, std::nullopt, false, true, interrupted);
-  EXPECT_EQ(interrupted.skip_code, "interrupted");
+  expect_skipped({
+      {.lines = {kStart, R"({"v":1,"type":"error","code":"internal","message":"cuDNN failed"})"},
+       .exit_code = 6,
+       .skip_code = "failed",
+       .reason_part = "cuDNN failed"},
+      {.lines = {kStart}, .exit_code = 6, .skip_code = "failed", .reason_part = "exit code 6"},
+      {.lines = {kStart}, .signal = SIGKILL, .timed_out = true, .skip_code = "timeout"},
+      {.lines = {kStart, partial_result}, .exit_code = 130, .skip_code = "interrupted"},
+      {.lines = {kStart, kResult},
+       .exit_code = 130,
+       .interrupted = true,
+       .skip_code = "interrupted"},
+  });
 }
 
 TEST(TorchProtocol, GuardCurveReadsNullAsNonFinite) {

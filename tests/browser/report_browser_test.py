@@ -220,6 +220,62 @@ CHECK_CHARTS = r"""
 """
 
 
+def parse_args(description):
+    """The options of both browser tests, and the Chromium to run: None, said with a FAIL line,
+    where there is none. Makes the --out folder."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--gpuscope", required=True)
+    parser.add_argument("--chromium", default="")
+    parser.add_argument("--fixtures", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    chromium = args.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium or not os.path.exists(chromium):
+        print("FAIL: Chromium not found: scripts/setup-deps.sh installs Debian's `chromium`")
+        return args, None
+    os.makedirs(args.out, exist_ok=True)
+    return args, chromium
+
+
+def rendered(command):
+    """Runs `command`, gpuscope writing a page; False, said with a FAIL line, where it fails."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        print("FAIL: gpuscope %s exited %d: %s" % (command[1], done.returncode, done.stderr))
+        return False
+    return True
+
+
+def load_charts(chrome, page):
+    """Opens `page` and waits up to 60 s for it to report its charts drawn. Returns its
+    CHECK_CHARTS state and what failed: console errors, requests, charts not drawn."""
+    chrome.navigate("file://" + os.path.abspath(page))
+    deadline = time.monotonic() + 60
+    state = chrome.evaluate(CHECK_CHARTS)
+    while state["drawnFlag"] is None and time.monotonic() < deadline:
+        chrome.drain(0.25)
+        state = chrome.evaluate(CHECK_CHARTS)
+    chrome.drain(1.0)  # late console messages
+    failures = list(chrome.problems())
+    if state["drawnFlag"] is None:
+        failures.append("the page never reported its charts drawn")
+    for c in state["charts"]:
+        if c["svgs"] < 1 or c["traces"] < 1 or c["drawnData"] != c["data"] or c["marks"] < 1:
+            failures.append("chart %s not drawn: %s" % (c["id"], c))
+    return state, failures
+
+
+def verdict(failures, passed):
+    """Prints the failures, or PASS and what `passed` says; the exit code."""
+    if failures:
+        print("FAIL:")
+        for f in failures:
+            print("  " + f)
+        return 1
+    print("PASS: " + passed)
+    return 0
+
+
 def hover_every_chart(chrome, chart_ids):
     """Moves the mouse over the middle of each chart's plot area and returns the ids of those
     that showed no hover label (hover runs code that loading does not)."""
@@ -244,55 +300,43 @@ def hover_every_chart(chrome, chart_ids):
     return silent
 
 
+def control_problems(chrome, work, name, html, seconds):
+    """The problems seen on a control page of `html`, written to `name` in `work`."""
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        f.write(html)
+    chrome.events.clear()
+    chrome.navigate("file://" + path)
+    chrome.drain(seconds)
+    return chrome.problems()
+
+
 def run_controls(chrome, work):
     """The checks must be able to fail: a page that reaches for the network, one whose policy
     refuses such a fetch, and one that logs an error are all caught."""
-    fetching = os.path.join(work, "control_network.html")
-    with open(fetching, "w") as f:
-        f.write('<!DOCTYPE html><img src="http://gpuscope-test.invalid/x.png">')
-    chrome.events.clear()
-    chrome.navigate("file://" + fetching)
-    chrome.drain(1.0)
-    if not any(p.startswith("network request: http://gpuscope-test.invalid")
-               for p in chrome.problems()):
-        raise AssertionError("control failed: a network request went unnoticed: %s" %
-                             chrome.problems())
+    problems = control_problems(chrome, work, "control_network.html",
+                                '<!DOCTYPE html><img src="http://gpuscope-test.invalid/x.png">', 1.0)
+    if not any(p.startswith("network request: http://gpuscope-test.invalid") for p in problems):
+        raise AssertionError("control failed: a network request went unnoticed: %s" % problems)
     # The report's own Content-Security-Policy blocks a fetch before it becomes a request; the
     # refusal must still be caught.
-    blocked = os.path.join(work, "control_csp.html")
-    with open(blocked, "w") as f:
-        f.write('<!DOCTYPE html><meta http-equiv="Content-Security-Policy" '
-                'content="default-src \'none\'; img-src data:">'
-                '<img src="http://gpuscope-test.invalid/y.png">')
-    chrome.events.clear()
-    chrome.navigate("file://" + blocked)
-    chrome.drain(1.0)
-    if not chrome.problems():
+    if not control_problems(chrome, work, "control_csp.html",
+                            '<!DOCTYPE html><meta http-equiv="Content-Security-Policy" '
+                            'content="default-src \'none\'; img-src data:">'
+                            '<img src="http://gpuscope-test.invalid/y.png">', 1.0):
         raise AssertionError("control failed: a fetch refused by the page's policy went unnoticed")
-    erring = os.path.join(work, "control_error.html")
-    with open(erring, "w") as f:
-        f.write('<!DOCTYPE html><script>console.error("control error")</script>')
-    chrome.events.clear()
-    chrome.navigate("file://" + erring)
-    chrome.drain(0.5)
-    if not any("control error" in p for p in chrome.problems()):
+    problems = control_problems(chrome, work, "control_error.html",
+                                '<!DOCTYPE html><script>console.error("control error")</script>',
+                                0.5)
+    if not any("control error" in p for p in problems):
         raise AssertionError("control failed: a console error went unnoticed")
     chrome.events.clear()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gpuscope", required=True)
-    parser.add_argument("--chromium", default="")
-    parser.add_argument("--fixtures", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-
-    chromium = args.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium or not os.path.exists(chromium):
-        print("FAIL: Chromium not found: scripts/setup-deps.sh installs Debian's `chromium`")
+    args, chromium = parse_args(__doc__.splitlines()[0])
+    if chromium is None:
         return 1
-    os.makedirs(args.out, exist_ok=True)
     report = os.path.join(args.out, "report.html")
     inputs = [
         os.path.join(args.fixtures, "report", "h100_burn_worker_2026-11-22.jsonl"),
@@ -302,34 +346,19 @@ def main():
         os.path.join(args.fixtures, "report", "bench_handmade.records.json"),
         os.path.join(args.fixtures, "report", "sweep_rtx3090_handmade.records.json"),
     ]
-    rendered = subprocess.run([args.gpuscope, "report", *inputs, "-o", report,
-                               "--title", "gpuscope report: H100 80GB HBM3 (fixtures)"],
-                              capture_output=True, text=True)
-    if rendered.returncode != 0:
-        print("FAIL: gpuscope report exited %d: %s" % (rendered.returncode, rendered.stderr))
+    if not rendered([args.gpuscope, "report", *inputs, "-o", report,
+                     "--title", "gpuscope report: H100 80GB HBM3 (fixtures)"]):
         return 1
 
-    failures = []
     with tempfile.TemporaryDirectory(prefix="gpuscope-chromium-") as profile:
         chrome = DevTools(chromium, profile, 1440, 900)
         try:
             chrome.open_page(1440, 900)
             run_controls(chrome, profile)
-            chrome.navigate("file://" + os.path.abspath(report))
-            deadline = time.monotonic() + 60
-            state = chrome.evaluate(CHECK_CHARTS)
-            while state["drawnFlag"] is None and time.monotonic() < deadline:
-                chrome.drain(0.25)
-                state = chrome.evaluate(CHECK_CHARTS)
-            chrome.drain(1.0)  # late console messages
-            failures += chrome.problems()
-            if state["drawnFlag"] is None:
-                failures.append("the page never reported its charts drawn")
+            state, failures = load_charts(chrome, report)
             if not state["charts"]:
                 failures.append("the report has no charts")
             for c in state["charts"]:
-                if c["svgs"] < 1 or c["traces"] < 1 or c["drawnData"] != c["data"] or c["marks"] < 1:
-                    failures.append("chart %s not drawn: %s" % (c["id"], c))
                 if c["width"] < 200 or c["height"] < 200:
                     failures.append("chart %s is too small: %s" % (c["id"], c))
             for section in ("summary", "s-burn", "s-telemetry", "s-bench", "s-sweep"):
@@ -357,13 +386,7 @@ def main():
                                                         c["width"], c["height"]))
     print("screenshots: %s, %s" % (os.path.join(args.out, "report.png"),
                                    os.path.join(args.out, "report_full.png")))
-    if failures:
-        print("FAIL:")
-        for f in failures:
-            print("  " + f)
-        return 1
-    print("PASS: no console error, no network request, every chart drawn")
-    return 0
+    return verdict(failures, "no console error, no network request, every chart drawn")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -172,20 +173,30 @@ TEST(VerifyReference, SmallProductAndLayouts) {
   EXPECT_EQ(ref[3], 0.5 * (8 + 5));
 }
 
+// Two tile x k operands (rows of k values), filled in turn by `draw`.
+struct Operands {
+  std::size_t k;
+  std::vector<double> a, b;
+
+  Operands(int tile, int k_values, const std::function<double()>& draw)
+      : k(static_cast<std::size_t>(k_values)), a(static_cast<std::size_t>(tile) * k), b(a.size()) {
+    for (double& x : a) x = draw();
+    for (double& x : b) x = draw();
+  }
+  OperandView av() const { return {a.data(), k, 1}; }
+  OperandView bv() const { return {b.data(), k, 1}; }
+};
+
 // Check 3 on a realistic tile: a bf16 GEMM's rounding passes, a corrupted element fails.
 TEST(VerifyReference, Bf16RoundingPassesCorruptionFails) {
   const int tile = 16;
   const int k = 8192;
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  std::vector<double> a(static_cast<std::size_t>(tile) * k);
-  std::vector<double> b(a.size());
   // Inputs are bf16 values, exactly as on the GPU.
-  for (double& x : a) x = bfloat16_to_double(to_bfloat16(static_cast<float>(uniform(rng))));
-  for (double& x : b) x = bfloat16_to_double(to_bfloat16(static_cast<float>(uniform(rng))));
-  const OperandView av{a.data(), static_cast<std::size_t>(k), 1};
-  const OperandView bv{b.data(), static_cast<std::size_t>(k), 1};
-  const std::vector<double> ref = reference_tile(av, bv, tile, k, 1.0);
+  const Operands operands(
+      tile, k, [&] { return bfloat16_to_double(to_bfloat16(static_cast<float>(uniform(rng)))); });
+  const std::vector<double> ref = reference_tile(operands.av(), operands.bv(), tile, k, 1.0);
 
   std::vector<double> gpu(ref.size());
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -212,12 +223,8 @@ TEST(VerifyReference, Fp32AccumulationErrorPassesItsTolerance) {
   const int k = 8192;
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<double> a(static_cast<std::size_t>(tile) * k);
-  std::vector<double> b(a.size());
-  for (double& x : a) x = uniform(rng);
-  for (double& x : b) x = uniform(rng);
-  const OperandView av{a.data(), static_cast<std::size_t>(k), 1};
-  const OperandView bv{b.data(), static_cast<std::size_t>(k), 1};
+  const Operands operands(tile, k, [&] { return uniform(rng); });
+  const OperandView av = operands.av(), bv = operands.bv();
   const std::vector<double> ref = reference_tile(av, bv, tile, k, 1.0);
   // A GPU-like fp32 result: sequential fp32 accumulation.
   std::vector<double> gpu(ref.size());

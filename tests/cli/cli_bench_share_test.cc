@@ -23,6 +23,7 @@
 
 #include "gpuscope/exit_codes.h"
 #include "support/cli_run.h"
+#include "support/matchers.h"
 
 extern char** environ;
 
@@ -30,6 +31,7 @@ namespace gpuscope {
 namespace {
 
 namespace fs = std::filesystem;
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::slurp;
@@ -68,7 +70,7 @@ class ShareCli : public ::testing::Test {
     return "env" + vars + " " + GPUSCOPE_BIN + " bench " + args;
   }
   testing::CliRun bench(const std::string& args, const std::vector<std::string>& more = {}) {
-    return testing::run_captured(command(args, more), dir_ + "/run" + std::to_string(++runs_));
+    return testing::run_in(dir_, command(args, more));
   }
   // Starts gpuscope in the background (through sh, so `exec` leaves gpuscope's own pid).
   pid_t spawn(const std::string& args, const std::vector<std::string>& more) {
@@ -139,7 +141,6 @@ class ShareCli : public ::testing::Test {
 
   std::string dir_;
   std::vector<std::string> env_;
-  int runs_ = 0;
 };
 
 const nlohmann::json* find_trial(const nlohmann::json& doc, const std::string& mode, int copies) {
@@ -194,11 +195,10 @@ TEST_F(ShareCli, TheConsoleTableAndTheThreadPercentage) {
   const auto run =
       bench(std::string(kRow) + " --share 2 --share-mode mps --mps-thread-percentage 50");
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Sharing GPU 0 (NVIDIA H100 80GB HBM3): resnet50 train amp_bf16"));
-  EXPECT_THAT(run.out, HasSubstr("MPS daemon: private (pipe folder "));
-  EXPECT_THAT(run.out, HasSubstr(", active threads 50 %"));
-  EXPECT_THAT(run.out, HasSubstr("mps             2"));
-  EXPECT_THAT(run.out, HasSubstr("Answer: "));
+  EXPECT_THAT(run.out,
+              HasAllSubstrs({"Sharing GPU 0 (NVIDIA H100 80GB HBM3): resnet50 train amp_bf16",
+                             "MPS daemon: private (pipe folder ", ", active threads 50 %",
+                             "mps             2", "Answer: "}));
   for (const auto& line : env_lines()) EXPECT_EQ(line.at("mps_threads"), "50");
 }
 
@@ -208,14 +208,11 @@ TEST_F(ShareCli, TheStoreGetsEveryTrialAndCopy) {
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
   EXPECT_THAT(run.err, HasSubstr("gpuscope: bench run 1 written to " + db));
   // The report's sharing section has them, the bench section does not take them for modes.
-  const auto report =
-      testing::run_captured(std::string("env GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                                " " + GPUSCOPE_BIN + " report " + db,
-                            dir_ + "/report");
+  const auto report = testing::run_gpuscope(
+      dir_, std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH, "report " + db);
   ASSERT_EQ(report.exit_code, kExitOk) << report.err;
-  EXPECT_THAT(report.out, HasSubstr("== Sharing one GPU (bench --share) =="));
-  EXPECT_THAT(report.out, HasSubstr("Copies together"));
-  EXPECT_THAT(report.out, HasSubstr("resnet50 train amp_bf16  mps"));
+  EXPECT_THAT(report.out, HasAllSubstrs({"== Sharing one GPU (bench --share) ==", "Copies together",
+                                         "resnet50 train amp_bf16  mps"}));
   EXPECT_THAT(report.out, Not(HasSubstr("Training and inference modes")));
   EXPECT_THAT(report.out, Not(HasSubstr("share_gain")));  // not an "other measurement"
 }

@@ -3,11 +3,9 @@
 // energy, OOM / unsupported / crashed / malformed rows skipped while the matrix goes on, the
 // convergence guard, Ctrl-C keeping the finished rows, the JSON document and the store, and a
 // matrix killed mid-way resumed from its last finished row (--resume).
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,16 +21,16 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/store.h"
 #include "support/cli_run.h"
-
-extern char** environ;
+#include "support/matchers.h"
+#include "support/stored_runs.h"
 
 namespace gpuscope {
 namespace {
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 
 using testing::CliRun;
-using testing::run_captured;
 using testing::slurp;
 
 // A path of this test process's in the bench tests' scratch folder, with nothing there yet.
@@ -49,12 +47,10 @@ std::vector<std::string> base_env() {
 
 // Runs gpuscope with `args` and extra environment, capturing both streams.
 CliRun bench(const std::string& args, const std::vector<std::string>& env = {}) {
-  static int counter = 0;
-  const std::string base = fresh("run" + std::to_string(++counter));
   std::string vars;
   for (const auto& e : base_env()) vars += " '" + e + "'";
   for (const auto& e : env) vars += " '" + e + "'";
-  return run_captured("env" + vars + " " + GPUSCOPE_BIN + " bench " + args, base);
+  return testing::run_gpuscope(testing::scratch_dir("cli_bench_test"), vars, "bench " + args);
 }
 
 nlohmann::json json_of(const CliRun& run) {
@@ -82,17 +78,16 @@ TEST(CliBench, ListPrintsTheExpandedRows) {
 }
 
 TEST(CliBench, BadArgumentsAreUsageErrors) {
-  EXPECT_EQ(bench("--model vit_b16 --knob turbo=on").exit_code, kExitUsage);
-  EXPECT_EQ(bench("--model vit_b16 --mode fp12").exit_code, kExitUsage);
-  CliRun both = bench("--preset seeds --model vit_b16");
-  EXPECT_EQ(both.exit_code, kExitUsage);
-  EXPECT_THAT(both.err, HasSubstr("--preset is a whole matrix"));
-  EXPECT_EQ(bench("").exit_code, kExitUsage);
-  CliRun gpu = bench("--model vit_b16 --gpu 7");  // the fake machine has one GPU
-  EXPECT_EQ(gpu.exit_code, kExitUsage);
-  CliRun missing = bench("--model vit_b16 --torch-bin /nonexistent/gpuscope-torch");
-  EXPECT_EQ(missing.exit_code, kExitUsage);
-  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/gpuscope-torch"));
+  testing::expect_refused([](const std::string& args) { return bench(args); }, kExitUsage,
+                          {
+                              {"--model vit_b16 --knob turbo=on", ""},
+                              {"--model vit_b16 --mode fp12", ""},
+                              {"--preset seeds --model vit_b16", "--preset is a whole matrix"},
+                              {"", ""},
+                              {"--model vit_b16 --gpu 7", ""},  // the fake machine has one GPU
+                              {"--model vit_b16 --torch-bin /nonexistent/gpuscope-torch",
+                               "/nonexistent/gpuscope-torch"},
+                          });
 }
 
 TEST(CliBench, GpusGivesAScalingTable) {
@@ -100,9 +95,11 @@ TEST(CliBench, GpusGivesAScalingTable) {
   CliRun run = bench("--model vit_b16 --mode amp_bf16 --gpus 1,2 --guard off --windows 1 --steps 2",
                      {"GPUSCOPE_FAKE_TORCH_LOG=" + log});
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Scaling"));
-  EXPECT_THAT(run.out, HasSubstr("97.0%"));  // the fake scales at 97 %
-  EXPECT_THAT(run.out, HasSubstr("75.0%"));  // and hides 75 % of its all-reduce
+  EXPECT_THAT(run.out, HasAllSubstrs({
+                           "Scaling",
+                           "97.0%",  // the fake scales at 97 %
+                           "75.0%"   // and hides 75 % of its all-reduce
+                       }));
   EXPECT_THAT(slurp(log), HasSubstr("--world-size 2"));
   EXPECT_EQ(bench("--model vit_b16 --gpus 1,x").exit_code, kExitUsage);
   EXPECT_EQ(bench("--model vit_b16 --task infer --gpus 1,2").exit_code, kExitUsage);
@@ -155,14 +152,13 @@ TEST(CliBench, MeasuresRowsAndSkipsTheOnesThatCannotRun) {
 
   // Each row ran gpuscope-torch with its own arguments; guards for the two training modes that ran.
   const std::string args = slurp(log);
-  EXPECT_THAT(args, HasSubstr("--model vit_b16 --task train --mode fp32 --windows 3 --steps 5"));
-  EXPECT_THAT(args, HasSubstr("--task guard --model vit_b16 --mode fp32 --seed 0"));
-  EXPECT_THAT(args, HasSubstr("--task guard --model vit_b16 --mode amp_fp16 --seed 0"));
+  EXPECT_THAT(args, HasAllSubstrs({"--model vit_b16 --task train --mode fp32 --windows 3 --steps 5",
+                                   "--task guard --model vit_b16 --mode fp32 --seed 0",
+                                   "--task guard --model vit_b16 --mode amp_fp16 --seed 0"}));
   EXPECT_THAT(args, ::testing::Not(HasSubstr("--task guard --model vit_b16 --mode fp16")));
   // The progress line.
-  EXPECT_THAT(run.err, HasSubstr("bench [1/8] vit_b16 train fp32"));
-  EXPECT_THAT(run.err, HasSubstr("elapsed, ~"));
-  EXPECT_THAT(run.err, HasSubstr("bench   skipped: CUDA out of memory"));
+  EXPECT_THAT(run.err, HasAllSubstrs({"bench [1/8] vit_b16 train fp32", "elapsed, ~",
+                                      "bench   skipped: CUDA out of memory"}));
 }
 
 // The seeds preset end to end (fake windows 10x shorter): every row, the guard for each training
@@ -247,11 +243,8 @@ TEST(CliBench, CrashesAndMalformedOutputAreSkippedRows) {
   CliRun run = bench("--model resnet50 --task infer --mode fp32,tf32,bf16 --windows 2 --steps 2",
                      {"GPUSCOPE_FAKE_TORCH_SEGV=fp32", "GPUSCOPE_FAKE_TORCH_MALFORMED=tf32"});
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("skipped: crashed"));
-  EXPECT_THAT(run.out, HasSubstr("skipped: malformed"));
-  EXPECT_THAT(run.out, HasSubstr("killed by SIGSEGV"));
-  EXPECT_THAT(run.out, HasSubstr("not a JSON object"));
-  EXPECT_THAT(run.out, HasSubstr("fastest:          bf16"));
+  EXPECT_THAT(run.out, HasAllSubstrs({"skipped: crashed", "skipped: malformed", "killed by SIGSEGV",
+                                      "not a JSON object", "fastest:          bf16"}));
 }
 
 TEST(CliBench, GuardVerdictsExcludeBrokenModes) {
@@ -293,15 +286,11 @@ TEST(CliBench, StoreRunFlowsIntoTheReport) {
       {"GPUSCOPE_FAKE_TORCH_UNSUPPORTED=fp8", "GPUSCOPE_FAKE_TORCH_GUARD_NAN=bf16"});
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
   EXPECT_THAT(run.err, HasSubstr("written to " + db));
-  auto opened = store::Store::open(db, {true, {}});
-  ASSERT_TRUE(opened.ok());
-  auto runs = (*opened)->list_runs();
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs->size(), 1u);
-  EXPECT_EQ((*runs)[0].kind, "bench");
-  auto data = (*opened)->load_run((*runs)[0].id);
-  ASSERT_TRUE(data.ok());
-  EXPECT_THAT(data->run.command_line, HasSubstr("bench --model vit_b16"));
+  const auto runs = testing::stored_runs(db);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].run.kind, "bench");
+  const store::RunData& data = runs[0];
+  EXPECT_THAT(data.run.command_line, HasSubstr("bench --model vit_b16"));
 
   // `gpuscope report` renders it in its bench section.
   const std::string report = fresh("report.md");
@@ -309,14 +298,14 @@ TEST(CliBench, StoreRunFlowsIntoTheReport) {
                               " --format md >/dev/null 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0);
   const std::string md = slurp(report);
-  EXPECT_THAT(md, HasSubstr("Training and inference modes (bench)"));
-  // Rows that differ only in a knob stay apart, named by what differs.
-  EXPECT_THAT(md, HasSubstr("bf16 [cudnn_benchmark=off]"));
-  EXPECT_THAT(md, HasSubstr("bf16 [cudnn_benchmark=on]"));
-  EXPECT_THAT(md, HasSubstr("skipped: fp8 needs compute capability 8.9 (fake)"));
-  // The guard's verdict: in the row's note and as a finding.
-  EXPECT_THAT(md, HasSubstr("does not converge (guard: nan)"));
-  EXPECT_THAT(md, HasSubstr("vit_b16 bf16 nan: the loss is not finite from step 30 on"));
+  EXPECT_THAT(md,
+              HasAllSubstrs({"Training and inference modes (bench)",
+                             // Rows that differ only in a knob stay apart, named by what differs.
+                             "bf16 [cudnn_benchmark=off]", "bf16 [cudnn_benchmark=on]",
+                             "skipped: fp8 needs compute capability 8.9 (fake)",
+                             // The guard's verdict: in the row's note and as a finding.
+                             "does not converge (guard: nan)",
+                             "vit_b16 bf16 nan: the loss is not finite from step 30 on"}));
 }
 
 // Four inference rows, the third (fp32) with windows of 0.8 s: time to stop it while it runs.
@@ -324,59 +313,61 @@ const char* const kFourRows[] = {
     "--model",   "vit_b16", "--task",  "infer", "--mode", "bf16,fp16,fp32,tf32",
     "--windows", "4",       "--steps", "2"};
 
-// Starts `gpuscope bench ARGS --json JSON` in the background (the fake torch logging to `log`,
-// its windows 12x longer), waits until the third row has started, and returns its pid.
-pid_t start_four_rows(const std::string& json, const std::string& log, const std::string& out,
-                      const std::string& err) {
+// The four rows' matrix run in the background: its JSON document, the fake torch's log of its
+// arguments, gpuscope's stdout and stderr, and its pid.
+struct FourRows {
+  std::string json, log, out, err;
+  pid_t pid = -1;
+
+  // Sends `signal` and waits for the end: the wait status, -1 where there is none.
+  int stop(int signal) const {
+    kill(pid, signal);
+    int status = 0;
+    return waitpid(pid, &status, 0) == pid ? status : -1;
+  }
+};
+
+// Starts `gpuscope bench ARGS --json JSON` in the background (the fake torch's windows 12x
+// longer), its files named after `name`, and waits until the third row has started; pid -1 where
+// it did not.
+FourRows start_four_rows(const std::string& name) {
+  FourRows rows{fresh(name + ".json"), fresh(name + "_args.log"), fresh(name + ".out"),
+                fresh(name + ".err")};
   std::vector<std::string> argv = {"/usr/bin/env"};
   for (const auto& e : base_env()) argv.push_back(e);
-  argv.push_back("GPUSCOPE_FAKE_TORCH_LOG=" + log);
+  argv.push_back("GPUSCOPE_FAKE_TORCH_LOG=" + rows.log);
   argv.push_back("GPUSCOPE_FAKE_TORCH_TIME_SCALE=12");  // fp32 windows of 0.8 s
   argv.insert(argv.end(), {GPUSCOPE_BIN, "bench"});
   for (const char* a : kFourRows) argv.push_back(a);
-  argv.insert(argv.end(), {"--json", json});
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  bool third = false;
-  for (int i = 0; pid > 0 && i < 400 && !third; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    third = slurp(log).find("--mode fp32") != std::string::npos;
+  argv.insert(argv.end(), {"--json", rows.json});
+  const pid_t pid = testing::spawn_captured(argv, rows.out, rows.err);
+  if (pid > 0 &&
+      testing::eventually([&] { return slurp(rows.log).find("--mode fp32") != std::string::npos; },
+                          10)) {
+    rows.pid = pid;
   }
-  return third ? pid : -1;
+  return rows;
 }
 
 // Ctrl-C: the running row is told (forwarded), the finished rows are kept and written.
 TEST(CliBench, InterruptKeepsTheFinishedRows) {
-  const std::string json = fresh("interrupted.json");
-  const std::string log = fresh("interrupt_args.log");
-  const std::string out = fresh("interrupt.out"), err = fresh("interrupt.err");
-  const pid_t pid = start_four_rows(json, log, out, err);
-  ASSERT_GT(pid, 0) << slurp(err);
+  const FourRows rows = start_four_rows("interrupted");
+  ASSERT_GT(rows.pid, 0) << slurp(rows.err);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const int status = rows.stop(SIGINT);
+  ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), kExitInterrupted) << slurp(err);
-  nlohmann::json doc = nlohmann::json::parse(slurp(json), nullptr, false);
-  ASSERT_FALSE(doc.is_discarded()) << slurp(err);
+  EXPECT_EQ(WEXITSTATUS(status), kExitInterrupted) << slurp(rows.err);
+  nlohmann::json doc = nlohmann::json::parse(slurp(rows.json), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << slurp(rows.err);
   EXPECT_EQ(doc["interrupted"], true);
   EXPECT_EQ(doc["rows_planned"], 4);
   ASSERT_EQ(doc["rows"].size(), 3u);  // bf16, fp16 finished; fp32 interrupted; tf32 never ran
   EXPECT_EQ(doc["rows"][0]["status"], "ok");
   EXPECT_EQ(doc["rows"][1]["status"], "ok");
   EXPECT_EQ(doc["rows"][2]["skip_code"], "interrupted");
-  EXPECT_EQ(slurp(log).find("--mode tf32"), std::string::npos);
-  EXPECT_THAT(slurp(out), HasSubstr("(interrupted)"));
+  EXPECT_EQ(slurp(rows.log).find("--mode tf32"), std::string::npos);
+  EXPECT_THAT(slurp(rows.out), HasSubstr("(interrupted)"));
 }
 
 int lines_of(const std::string& text) {
@@ -386,15 +377,12 @@ int lines_of(const std::string& text) {
 // SIGKILL mid-matrix (nothing can be written then): the file holds the rows finished before,
 // and --resume runs only the others.
 TEST(CliBench, KilledMidMatrixLeavesItsRowsAndResumeRunsTheRest) {
-  const std::string json = fresh("killed.json");
-  const std::string first_log = fresh("killed_args.log");
-  const std::string out = fresh("killed.out"), err = fresh("killed.err");
-  const pid_t pid = start_four_rows(json, first_log, out, err);
-  ASSERT_GT(pid, 0) << slurp(err);
-  kill(pid, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const FourRows rows = start_four_rows("killed");
+  ASSERT_GT(rows.pid, 0) << slurp(rows.err);
+  const int status = rows.stop(SIGKILL);
+  ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFSIGNALED(status));
+  const std::string& json = rows.json;
 
   nlohmann::json left = nlohmann::json::parse(slurp(json), nullptr, false);
   ASSERT_FALSE(left.is_discarded()) << slurp(json);

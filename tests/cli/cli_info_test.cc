@@ -13,43 +13,68 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/store.h"
 #include "support/cli_run.h"
+#include "support/matchers.h"
+#include "support/stored_runs.h"
 
 namespace gpuscope {
 namespace {
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 using testing::CliRun;
-using testing::run_captured;
 using testing::slurp;
 
 // Runs gpuscope with `args` under `env` (KEY=VALUE ...), capturing both streams.
 CliRun gpuscope(const std::string& env, const std::string& args) {
-  // CTest runs tests in parallel processes: name the capture files after this test.
-  static int call = 0;
-  std::string base = ::testing::TempDir() + "/gpuscope_" +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                     std::to_string(++call);
-  return run_captured("env " + env + " CUDA_VISIBLE_DEVICES= " + GPUSCOPE_BIN + " " + args, base);
+  return testing::run_gpuscope(::testing::TempDir(), env + " CUDA_VISIBLE_DEVICES=", args);
 }
 
 std::string with_fake(const std::string& fixture) {
   return testing::fake_nvml_env("nvml/" + fixture);
 }
 
-std::string write_scenario(const std::string& name, const std::string& json) {
-  std::string path = ::testing::TempDir() + "/" + std::to_string(getpid()) + "_" + name;
-  std::ofstream(path) << json;
-  return path;
+CliRun on_an_h100(const std::string& args) {
+  return gpuscope(with_fake("h100_sxm.json"), args);
 }
 
-TEST(CliInfo, NoDriverIsAClearMessageAndExitCode3) {
-  CliRun run = gpuscope("GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "info");
+// The environment that has the fake NVML play `json`, written to a file `name` for it.
+std::string with_scenario(const std::string& name, const std::string& json) {
+  const std::string path = ::testing::TempDir() + "/" + std::to_string(getpid()) + "_" + name;
+  std::ofstream(path) << json;
+  return std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
+         " GPUSCOPE_FAKE_NVML_SCENARIO=" + path;
+}
+
+// A machine where no GPU can be used: exit code 3, the reason on stderr, nothing on stdout.
+struct NoGpu {
+  std::string name;
+  std::string env;
+  std::string says;
+};
+
+void PrintTo(const NoGpu& machine, std::ostream* os) {
+  *os << machine.name;
+}
+
+class CliInfoNoGpu : public ::testing::TestWithParam<NoGpu> {};
+
+TEST_P(CliInfoNoGpu, IsExitCode3WithTheReason) {
+  CliRun run = gpuscope(GetParam().env, "info");
   EXPECT_EQ(run.exit_code, kExitNoGpu);
-  EXPECT_THAT(run.err, HasSubstr("no NVIDIA driver"));
+  EXPECT_THAT(run.err, HasSubstr(GetParam().says));
   EXPECT_EQ(run.out, "");
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Machines, CliInfoNoGpu,
+    ::testing::Values(NoGpu{"NoDriver", "GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1",
+                            "no NVIDIA driver"},
+                      NoGpu{"DriverNotRunning", with_fake("no_driver.json"),
+                            "driver is not running"},
+                      NoGpu{"DriverWithoutGpus", with_fake("no_gpu.json"), "lists no GPU"}),
+    [](const auto& test) { return test.param.name; });
 
 TEST(CliInfo, NoDriverAsJsonIsStillJson) {
   CliRun run = gpuscope("GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "info --json");
@@ -67,23 +92,10 @@ TEST(CliInfo, ThisMachineWithoutADriverSaysSo) {
   EXPECT_THAT(run.err, HasSubstr("gpuscope: error:"));
 }
 
-TEST(CliInfo, DriverNotRunningIsExitCode3) {
-  CliRun run = gpuscope(with_fake("no_driver.json"), "info");
-  EXPECT_EQ(run.exit_code, kExitNoGpu);
-  EXPECT_THAT(run.err, HasSubstr("driver is not running"));
-}
-
-TEST(CliInfo, DriverWithoutGpusIsExitCode3) {
-  CliRun run = gpuscope(with_fake("no_gpu.json"), "info");
-  EXPECT_EQ(run.exit_code, kExitNoGpu);
-  EXPECT_THAT(run.err, HasSubstr("lists no GPU"));
-}
-
 TEST(CliInfo, PrintsTheGpuAsATable) {
   CliRun run = gpuscope(with_fake("h100_sxm.json"), "info");
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("GPU 0  NVIDIA H100 80GB HBM3"));
-  EXPECT_THAT(run.out, HasSubstr("Power"));
+  EXPECT_THAT(run.out, HasAllSubstrs({"GPU 0  NVIDIA H100 80GB HBM3", "Power"}));
 }
 
 TEST(CliInfo, JsonHasTheSchemaVersionAndTheGpu) {
@@ -100,24 +112,16 @@ TEST(CliInfo, StoreRecordsTheMachine) {
   CliRun run = gpuscope(with_fake("a100_mig.json"), "info --store " + db);
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
   EXPECT_THAT(run.err, HasSubstr("gpuscope: info run 1 written to " + db));
-  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  auto runs = (*store)->list_runs();
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs->size(), 1u);
-  auto loaded = (*store)->load_run(runs->front().id);
-  ASSERT_TRUE(loaded.ok());
-  EXPECT_EQ(loaded->run.kind, "info");
-  ASSERT_FALSE(loaded->run.gpus.empty());
-  EXPECT_THAT(loaded->run.gpus[0].name, HasSubstr("A100"));
+  const auto runs = testing::stored_runs(db);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].run.kind, "info");
+  ASSERT_FALSE(runs[0].run.gpus.empty());
+  EXPECT_THAT(runs[0].run.gpus[0].name, HasSubstr("A100"));
 }
 
 TEST(CliInfo, UnknownGpuIsAUsageError) {
-  CliRun run = gpuscope(with_fake("h100_sxm.json"), "info --gpu 7");
-  EXPECT_EQ(run.exit_code, kExitUsage);
-  EXPECT_THAT(run.err, HasSubstr("there is no GPU 7"));
-  run = gpuscope(with_fake("h100_sxm.json"), "info --gpu GPU-nope");
-  EXPECT_EQ(run.exit_code, kExitUsage);
+  testing::expect_refused(on_an_h100, kExitUsage,
+                          {{"info --gpu 7", "there is no GPU 7"}, {"info --gpu GPU-nope", ""}});
 }
 
 TEST(CliInfo, BadArgumentsAreAUsageError) {
@@ -144,11 +148,9 @@ TEST(Cli, AnUnknownCommandOrOptionIsNamed) {
 // What a user reads is the driver's answer; the call and source line that failed are shown with
 // --verbose (before or after the command) or GPUSCOPE_VERBOSE=1.
 TEST(Cli, VerboseAddsWhereAnErrorCameFrom) {
-  std::string scenario =
-      write_scenario("init_no_permission_verbose.json",
-                     R"({"init_error": "NVML_ERROR_NO_PERMISSION", "devices": []})");
-  std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                    " GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario;
+  const std::string env =
+      with_scenario("init_no_permission_verbose.json",
+                    R"({"init_error": "NVML_ERROR_NO_PERMISSION", "devices": []})");
   CliRun plain = gpuscope(env, "info");
   EXPECT_EQ(plain.exit_code, kExitPermission);
   EXPECT_THAT(plain.err, HasSubstr("Insufficient Permissions"));
@@ -166,11 +168,10 @@ TEST(Cli, VerboseAddsWhereAnErrorCameFrom) {
 }
 
 TEST(CliInfo, PermissionRefusedAtInitIsExitCode4) {
-  std::string scenario = write_scenario(
-      "init_no_permission.json", R"({"init_error": "NVML_ERROR_NO_PERMISSION", "devices": []})");
-  CliRun run = gpuscope(std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                            " GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario,
-                        "info");
+  CliRun run =
+      gpuscope(with_scenario("init_no_permission.json",
+                             R"({"init_error": "NVML_ERROR_NO_PERMISSION", "devices": []})"),
+               "info");
   EXPECT_EQ(run.exit_code, kExitPermission);
   EXPECT_THAT(run.err, HasSubstr("Insufficient Permissions"));
 }
@@ -178,18 +179,15 @@ TEST(CliInfo, PermissionRefusedAtInitIsExitCode4) {
 TEST(CliInfo, RefusedReadingsStillPrintTheRest) {
   CliRun run = gpuscope(with_fake("permission_denied.json"), "info");
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Unavailable"));
-  EXPECT_THAT(run.out, HasSubstr("permission_denied"));
+  EXPECT_THAT(run.out, HasAllSubstrs({"Unavailable", "permission_denied"}));
 }
 
 TEST(CliInfo, AGpuThatVanishedIsReportedWithExitCode5AndTheOthersPrinted) {
-  std::string scenario = write_scenario("lost_at_start.json", R"({"devices": [
+  const std::string env = with_scenario("lost_at_start.json", R"({"devices": [
       {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000"},
       {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-bbbbbbbb-0000-0000-0000-000000000000",
        "lost_at_t": 0}]})");
-  CliRun run = gpuscope(std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                            " GPUSCOPE_FAKE_NVML_SCENARIO=" + scenario,
-                        "info");
+  CliRun run = gpuscope(env, "info");
   EXPECT_EQ(run.exit_code, kExitGpuLost);
   EXPECT_THAT(run.out, HasSubstr("GPU 0  NVIDIA H100"));
   EXPECT_THAT(run.out, HasSubstr("GPU 1  FAILED"));

@@ -3,12 +3,10 @@
 // binary, a /metrics scrape while it runs, a SIGKILL against the store, a second monitor on the
 // same file, and sinks that fail mid-run (a full tmpfs, a file-size limit).
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,17 +24,17 @@
 #include "gpuscope/store.h"
 #include "support/cli_run.h"
 #include "support/loopback_http.h"
-
-extern char** environ;
+#include "support/matchers.h"
+#include "support/stored_runs.h"
 
 namespace gpuscope {
 namespace {
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 using testing::CliRun;
-using testing::run_captured;
 using testing::slurp;
 
 std::string temp_dir() {
@@ -53,11 +51,8 @@ std::string fake_env(const std::string& fixture = "telemetry/two_gpus.json") {
 
 // Runs a shell command line (gpuscope is $GPUSCOPE), capturing both streams.
 CliRun shell(const std::string& script, const std::string& env = fake_env()) {
-  // CTest runs each test in its own process, several at once: names carry the PID.
-  static int counter = 0;
-  const std::string base =
-      temp_dir() + "/run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-  return run_captured("env " + env + " GPUSCOPE=" + GPUSCOPE_BIN + " sh -c '" + script + "'", base);
+  return testing::run_in(temp_dir(),
+                         "env " + env + " GPUSCOPE=" + GPUSCOPE_BIN + " sh -c '" + script + "'");
 }
 
 CliRun monitor(const std::string& args, const std::string& env = fake_env()) {
@@ -86,26 +81,12 @@ Background start(const std::vector<std::string>& args,
       std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_TEST_FIXTURES + "/" + fixture,
       GPUSCOPE_BIN, "monitor"};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, bg.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, bg.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn(&bg.pid, cargv[0], &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  bg.pid = testing::spawn_captured(argv, bg.out, bg.err);
   return bg;
 }
 
 bool wait_for(const std::function<bool()>& ready, double seconds = 10) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
+  return testing::eventually(ready, seconds);
 }
 
 double unix_now() {
@@ -134,13 +115,10 @@ TEST(CliMonitor, PlainSessionWritesItsSinksAndPrintsLinesAndASummary) {
   const std::string csv = fresh("plain.csv"), jsonl = fresh("plain.jsonl");
   CliRun run = monitor("--no-tui --duration 1.2 --interval 50 --csv " + csv + " --jsonl " + jsonl);
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("#t_s gpu"));
-  EXPECT_THAT(run.out, HasSubstr("gpuscope monitor: 1."));
-  EXPECT_THAT(run.out, HasSubstr("GPU 0  NVIDIA H100 80GB HBM3"));
-  EXPECT_THAT(run.out, HasSubstr("from the energy counter"));
-  EXPECT_THAT(run.out, HasSubstr("integrated from power (no energy counter)"));  // GPU 1
-  EXPECT_THAT(run.out, HasSubstr("GPU duty cycle"));
-  EXPECT_THAT(run.out, HasSubstr("sampler: "));
+  EXPECT_THAT(run.out, HasAllSubstrs({"#t_s gpu", "gpuscope monitor: 1.",
+                                      "GPU 0  NVIDIA H100 80GB HBM3", "from the energy counter",
+                                      "integrated from power (no energy counter)",  // GPU 1
+                                      "GPU duty cycle", "sampler: "}));
   expect_whole_csv_rows(csv);
   EXPECT_GE(lines_of(csv).size(), 2u * 20);
   auto rec = telemetry::read_recording(jsonl);
@@ -241,18 +219,19 @@ TEST(CliMonitor, JsonSummaryCarriesItsSchema) {
 }
 
 TEST(CliMonitor, UsageErrors) {
-  EXPECT_EQ(monitor("--duration 1 -- true").exit_code, kExitUsage);
-  // An empty address used to start no server, silently.
-  CliRun no_address = monitor("--no-tui --duration 1 --listen \"\"");
-  EXPECT_EQ(no_address.exit_code, kExitUsage);
-  EXPECT_THAT(no_address.err, HasSubstr("--listen: must not be empty"));
-  EXPECT_EQ(monitor("--interval 5 --duration 1").exit_code, kExitUsage);
-  EXPECT_EQ(monitor("--gpu 9 --duration 1").exit_code, kExitUsage);
-  // An index too long for an integer was "internal error: stoul" (exit 6).
-  CliRun huge = monitor("--no-tui --gpu 99999999999999999999999 --duration 1");
-  EXPECT_EQ(huge.exit_code, kExitUsage);
-  EXPECT_THAT(huge.err, HasSubstr("there is no GPU 99999999999999999999999"));
-  EXPECT_EQ(monitor("--tui --no-tui --duration 1").exit_code, kExitUsage);
+  testing::expect_refused(
+      [](const std::string& args) { return monitor(args); }, kExitUsage,
+      {
+          {"--duration 1 -- true", ""},
+          // An empty address used to start no server, silently.
+          {"--no-tui --duration 1 --listen \"\"", "--listen: must not be empty"},
+          {"--interval 5 --duration 1", ""},
+          {"--gpu 9 --duration 1", ""},
+          // An index too long for an integer was "internal error: stoul" (exit 6).
+          {"--no-tui --gpu 99999999999999999999999 --duration 1",
+           "there is no GPU 99999999999999999999999"},
+          {"--tui --no-tui --duration 1", ""},
+      });
   CliRun no_driver =
       monitor("--duration 1", "GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
   EXPECT_EQ(no_driver.exit_code, kExitNoGpu);
@@ -312,16 +291,23 @@ TEST(CliMonitor, TheCommandKeepsTheDefaultFileSizeSignal) {
   EXPECT_EQ(run.exit_code, 128 + SIGXFSZ) << run.err;
 }
 
+// Runs `gpuscope monitor ARGS` with a tmpfs of `size` mounted at `dir` (in a private mount
+// namespace), then `after`, a shell command, there too; stdout has "rc=N", gpuscope's exit code.
+CliRun monitor_on_tmpfs(const std::string& size, const std::string& dir, const std::string& args,
+                        const std::string& after = "true") {
+  std::filesystem::create_directories(dir);
+  return shell("unshare -rm sh -c \"mount -t tmpfs -o size=" + size + " tmpfs " + dir +
+               " && \\\"\\$GPUSCOPE\\\" monitor " + args + "; echo rc=\\$?; " + after + "\"");
+}
+
 TEST(CliMonitor, AFullTmpfsMidRunIsAClearErrorAndTheFileStaysReadable) {
-  if (std::system("unshare -rm true >/dev/null 2>&1") != 0) {
+  if (!testing::can_unshare_mounts()) {
     GTEST_SKIP() << "cannot make a private mount namespace here (unshare -rm)";
   }
   const std::string dir = temp_dir() + "/tmpfs", kept = fresh("tmpfs-kept.jsonl");
-  std::filesystem::create_directories(dir);
-  CliRun run =
-      shell("unshare -rm sh -c \"mount -t tmpfs -o size=48k tmpfs " + dir +
-            " && \\\"\\$GPUSCOPE\\\" monitor --no-tui --interval 20 --duration 6 --jsonl " + dir +
-            "/out.jsonl; echo rc=\\$?; cp " + dir + "/out.jsonl " + kept + "\"");
+  CliRun run = monitor_on_tmpfs("48k", dir,
+                                "--no-tui --interval 20 --duration 6 --jsonl " + dir + "/out.jsonl",
+                                "cp " + dir + "/out.jsonl " + kept);
   EXPECT_THAT(run.out, HasSubstr("rc=6")) << run.err;
   EXPECT_THAT(run.err, HasSubstr("No space left on device"));
   // Whatever the full disk kept reads back: whole lines only.
@@ -335,15 +321,12 @@ TEST(CliMonitor, AFullTmpfsMidRunIsAClearErrorAndTheFileStaysReadable) {
 TEST(CliMonitor, WithoutACommandAFailedSinkEndsNothing) {
   // A full disk under the CSV file: the JSON-lines file and the session go on to --duration
   // (the session used to end at the CSV's first failed flush, about 1 s in).
-  if (std::system("unshare -rm true >/dev/null 2>&1") != 0) {
+  if (!testing::can_unshare_mounts()) {
     GTEST_SKIP() << "cannot make a private mount namespace here (unshare -rm)";
   }
   const std::string dir = temp_dir() + "/tmpfs-small", jsonl = fresh("goes-on.jsonl");
-  std::filesystem::create_directories(dir);
-  CliRun run =
-      shell("unshare -rm sh -c \"mount -t tmpfs -o size=16k tmpfs " + dir +
-            " && \\\"\\$GPUSCOPE\\\" monitor --no-tui --interval 20 --duration 2.5 --csv " + dir +
-            "/c.csv --jsonl " + jsonl + "; echo rc=\\$?\"");
+  CliRun run = monitor_on_tmpfs(
+      "16k", dir, "--no-tui --interval 20 --duration 2.5 --csv " + dir + "/c.csv --jsonl " + jsonl);
   EXPECT_THAT(run.out, HasSubstr("rc=6")) << run.err;
   EXPECT_THAT(run.err, HasSubstr("No space left on device"));
   auto rec = telemetry::read_recording(jsonl);
@@ -372,16 +355,11 @@ TEST(CliMonitor, TwoMonitorsShareOneStoreSafely) {
   Background b = start({"--no-tui", "--duration", "1.5", "--interval", "50", "--store", db});
   EXPECT_EQ(a.wait(), 0) << slurp(a.err);
   EXPECT_EQ(b.wait(), 0) << slurp(b.err);
-  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  auto runs = (*store)->list_runs();
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs->size(), 2u);
-  for (const auto& r : *runs) {
-    auto run = (*store)->load_run(r.id);
-    ASSERT_TRUE(run.ok());
-    EXPECT_TRUE(run->run.ended_unix_s.has_value());
-    EXPECT_FALSE(run->telemetry.empty());
+  const auto runs = testing::stored_runs(db);
+  ASSERT_EQ(runs.size(), 2u);
+  for (const store::RunData& run : runs) {
+    EXPECT_TRUE(run.run.ended_unix_s.has_value());
+    EXPECT_FALSE(run.telemetry.empty());
   }
 }
 
@@ -390,18 +368,14 @@ TEST(CliMonitor, TheStoreRunHasItsCommandLineAndDriverVersion) {
   const std::string db = fresh("described.db");
   CliRun run = monitor("--store " + db + " -- sleep 0.3");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  auto runs = (*store)->list_runs();
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs->size(), 1u);
-  auto loaded = (*store)->load_run(runs->front().id);
-  ASSERT_TRUE(loaded.ok());
-  EXPECT_THAT(loaded->run.command_line, HasSubstr(" monitor --store "));
-  EXPECT_THAT(loaded->run.command_line, HasSubstr("-- sleep 0.3"));
-  ASSERT_TRUE(loaded->run.driver_version.has_value());
-  EXPECT_NE(*loaded->run.driver_version, "");
-  EXPECT_TRUE(loaded->run.cuda_driver_version.has_value());
+  const auto runs = testing::stored_runs(db);
+  ASSERT_EQ(runs.size(), 1u);
+  const store::RunData& loaded = runs[0];
+  EXPECT_THAT(loaded.run.command_line, HasSubstr(" monitor --store "));
+  EXPECT_THAT(loaded.run.command_line, HasSubstr("-- sleep 0.3"));
+  ASSERT_TRUE(loaded.run.driver_version.has_value());
+  EXPECT_NE(*loaded.run.driver_version, "");
+  EXPECT_TRUE(loaded.run.cuda_driver_version.has_value());
 }
 
 TEST(CliMonitor, TheStoreLosesAtMostASecondToSigkill) {
@@ -411,19 +385,15 @@ TEST(CliMonitor, TheStoreLosesAtMostASecondToSigkill) {
   kill(bg.pid, SIGKILL);
   const double killed_at = unix_now();
   EXPECT_EQ(bg.wait(), 128 + SIGKILL);
-  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  auto runs = (*store)->list_runs();
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs->size(), 1u);
-  auto run = (*store)->load_run(runs->front().id);
-  ASSERT_TRUE(run.ok());
-  EXPECT_FALSE(run->run.ended_unix_s.has_value());  // it never finished
+  const auto runs = testing::stored_runs(db);
+  ASSERT_EQ(runs.size(), 1u);
+  const store::RunData& run = runs[0];
+  EXPECT_FALSE(run.run.ended_unix_s.has_value());  // it never finished
   double last = 0;
-  for (const auto& series : run->telemetry) {
+  for (const auto& series : run.telemetry) {
     if (!series.t_s.empty()) last = std::max(last, series.t_s.back());
   }
-  const double lost = killed_at - (run->run.started_unix_s + last);
+  const double lost = killed_at - (run.run.started_unix_s + last);
   EXPECT_GT(last, 1.0);
   EXPECT_LE(lost, 1.0) << "samples of the last " << lost << " s were lost";
 }
@@ -522,16 +492,13 @@ TEST(CliMonitor, ALostGpuIsAFindingInTheStoreAndTheReport) {
   CliRun run = monitor("--no-tui --duration 4 --interval 100 --store " + db + " --jsonl " + jsonl);
   ASSERT_EQ(run.exit_code, kExitGpuLost) << run.err;
 
-  auto opened = store::Store::open(db);
-  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-  auto runs = (*opened)->list_runs();
-  ASSERT_TRUE(runs.ok() && runs->size() == 1u);
-  auto loaded = (*opened)->load_run(runs->front().id);
-  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
-  ASSERT_EQ(loaded->findings.size(), 1u);
-  EXPECT_EQ(loaded->findings[0].id, "gpu_lost");
-  EXPECT_EQ(loaded->findings[0].gpu, 1);
-  EXPECT_EQ(loaded->findings[0].severity, store::Severity::error);
+  const auto runs = testing::stored_runs(db);
+  ASSERT_EQ(runs.size(), 1u);
+  const store::RunData& loaded = runs[0];
+  ASSERT_EQ(loaded.findings.size(), 1u);
+  EXPECT_EQ(loaded.findings[0].id, "gpu_lost");
+  EXPECT_EQ(loaded.findings[0].gpu, 1);
+  EXPECT_EQ(loaded.findings[0].severity, store::Severity::error);
 
   for (const std::string& recording : {db, jsonl}) {
     CliRun report = shell("exec \"$GPUSCOPE\" report " + recording);

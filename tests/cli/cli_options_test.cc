@@ -22,13 +22,10 @@ using testing::CliRun;
 
 // `gpuscope ARGS` with the fake NVML, stopped after 10 s (exit 124) should it run on.
 CliRun gpuscope(const std::string& args) {
-  static int call = 0;
-  const std::string base = testing::scratch_dir("cli_options_test") + "/run" +
-                           std::to_string(getpid()) + "-" + std::to_string(++call);
-  const std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                          " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
-                          "/telemetry/two_gpus.json GPUSCOPE_BURN_WORKER=/nonexistent/worker";
-  return testing::run_captured("env " + env + " timeout 10 " + GPUSCOPE_BIN + " " + args, base);
+  const std::string env = testing::fake_nvml_env("telemetry/two_gpus.json") +
+                          " GPUSCOPE_BURN_WORKER=/nonexistent/worker";
+  return testing::run_in(testing::scratch_dir("cli_options_test"),
+                         "env " + env + " timeout 10 " + GPUSCOPE_BIN + " " + args);
 }
 
 TEST(CliOptions, DurationsThatWouldNeverEndAreRefused) {

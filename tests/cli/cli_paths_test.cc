@@ -33,10 +33,10 @@ std::string scratch() {
 
 // Runs `gpuscope ARGS` with the fake NVML and the fake gpuscope-torch.
 CliRun gpuscope(const std::string& dir, const std::string& args) {
-  static int counter = 0;
-  const std::string env = "env " + testing::fake_nvml_env("telemetry/two_gpus.json") +
-                          " GPUSCOPE_TORCH_BIN=" + GPUSCOPE_FAKE_TORCH + " ";
-  return run_captured(env + GPUSCOPE_BIN + " " + args, dir + "/std" + std::to_string(++counter));
+  return testing::run_gpuscope(dir,
+                               testing::fake_nvml_env("telemetry/two_gpus.json") +
+                                   " GPUSCOPE_TORCH_BIN=" + GPUSCOPE_FAKE_TORCH,
+                               args);
 }
 
 std::string fixtures() {
@@ -157,7 +157,7 @@ TEST(CliReportPaths, AFailedWriteKeepsTheOldReport) {
 // A store on read-only media (a shipped sample, an archive share): reading it works, and it is
 // never called damaged. The name has the characters a SQLite URI would otherwise take apart.
 TEST(CliReportPaths, AStoreOnAReadOnlyMountIsRead) {
-  if (std::system("unshare -rm true >/dev/null 2>&1") != 0) {
+  if (!testing::can_unshare_mounts()) {
     GTEST_SKIP() << "cannot make a private mount namespace here (unshare -rm)";
   }
   std::string dir = scratch();

@@ -16,17 +16,18 @@
 
 #include "gpuscope/exit_codes.h"
 #include "support/cli_run.h"
+#include "support/matchers.h"
 
 namespace gpuscope {
 namespace {
 
 namespace fs = std::filesystem;
+using gpuscope::testing::HasAllSubstrs;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 using testing::CliRun;
-using testing::run_captured;
 
 std::string slurp(const fs::path& path) {
   return testing::slurp(path.string());
@@ -83,11 +84,7 @@ exit 99
 class CliStudy : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::path(::testing::TempDir()) /
-            ("cli_study_" + std::to_string(getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
-    fs::create_directories(base_);
+    base_ = testing::test_scratch_dir("cli_study");
     fake_ = base_ / "fake-gpuscope";
     std::ofstream(fake_) << kFakeSelf;
     fs::permissions(fake_, fs::perms::owner_all);
@@ -98,8 +95,6 @@ class CliStudy : public ::testing::Test {
   // Runs gpuscope with `args`; `env` adds KEY=VALUE pairs (or `-u NAME`).
   CliRun gpuscope(const std::string& args, const std::string& env = "",
                   const std::string& scenario = "h100_sxm.json") {
-    static int call = 0;
-    const std::string base = (base_ / ("run" + std::to_string(++call))).string();
     std::string fixtures = GPUSCOPE_TEST_FIXTURES;
     std::string command =
         "env CUDA_VISIBLE_DEVICES= GPUSCOPE_NVML_LIBRARY=" + std::string(GPUSCOPE_FAKE_NVML_PATH) +
@@ -108,7 +103,7 @@ class CliStudy : public ::testing::Test {
         " GPUSCOPE_STUDY_SELF=" + fake_.string() + " REAL_GPUSCOPE=" + GPUSCOPE_BIN +
         " FAKE_STUDY_CALLS=" + calls_.string() + " FIXTURES=" + fixtures +
         " SAMPLE=" + GPUSCOPE_SAMPLE_SOURCE_DIR + " " + env + " " + GPUSCOPE_BIN + " " + args;
-    return run_captured(command, base);
+    return testing::run_in(base_.string(), command);
   }
 
   json state() { return json::parse(slurp(dir_ / "study.json")); }
@@ -129,9 +124,8 @@ class CliStudy : public ::testing::Test {
 TEST_F(CliStudy, NoDriverSaysWhatIsMissingAndPointsAtTheSample) {
   CliRun run = gpuscope(study_args(), "GPUSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
   EXPECT_EQ(run.exit_code, kExitNoGpu) << run.err;
-  EXPECT_THAT(run.err, HasSubstr("no NVIDIA GPU to study"));
-  EXPECT_THAT(run.err, HasSubstr("libnvidia-ml.so.1"));
-  EXPECT_THAT(run.err, HasSubstr("gpuscope study --sample"));
+  EXPECT_THAT(run.err, HasAllSubstrs({"no NVIDIA GPU to study", "libnvidia-ml.so.1",
+                                      "gpuscope study --sample"}));
   EXPECT_EQ(run.out, "");
   EXPECT_FALSE(fs::exists(dir_));  // nothing written
 }
@@ -158,10 +152,10 @@ TEST_F(CliStudy, SampleBuildsTheReport) {
     GTEST_SKIP() << "built without plotly.js";
   }
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Recorded on a lent NVIDIA H100 80GB HBM3"));
-  EXPECT_THAT(run.out, HasSubstr("Compute achieved vs datasheet"));
-  EXPECT_THAT(run.out, HasSubstr("vit_b16 train"));
-  EXPECT_THAT(run.out, HasSubstr("most efficient: bf16 2981 samples/s, 0.237 J/sample, 9.7 GiB"));
+  EXPECT_THAT(run.out,
+              HasAllSubstrs({"Recorded on a lent NVIDIA H100 80GB HBM3",
+                             "Compute achieved vs datasheet", "vit_b16 train",
+                             "most efficient: bf16 2981 samples/s, 0.237 J/sample, 9.7 GiB"}));
   EXPECT_THAT(run.err, HasSubstr("sample study"));
   ASSERT_TRUE(fs::exists(dir_ / "report.html"));
   std::string html = slurp(dir_ / "report.html");
@@ -207,10 +201,8 @@ TEST_F(CliStudy, RunsEveryStepAndPrintsTheAnswers) {
   EXPECT_EQ(status_of("bench-gpu0"), "ok");
   EXPECT_EQ(status_of("sweep-gpu0"), "skipped");
   EXPECT_EQ(state()["options"]["level"], "quick");
-  EXPECT_THAT(run.err, HasSubstr("quick level, 1 GPU(s), 4 steps"));
-  EXPECT_THAT(run.err, HasSubstr("[2/4] burn GPU 0"));
-  EXPECT_THAT(run.err, HasSubstr("left"));
-  EXPECT_THAT(run.err, HasSubstr("[4/4] power sweep"));
+  EXPECT_THAT(run.err, HasAllSubstrs({"quick level, 1 GPU(s), 4 steps", "[2/4] burn GPU 0", "left",
+                                      "[4/4] power sweep"}));
   EXPECT_THAT(run.out, HasSubstr("bf16     706.4 TFLOP/s"));
   EXPECT_THAT(run.out, HasSubstr("fastest:        bf16 2981 samples/s"));
   EXPECT_TRUE(fs::exists(dir_ / "steps/info.json"));

@@ -14,11 +14,13 @@
 #include <fstream>
 
 #include "support/cli_run.h"
+#include "support/matchers.h"
 
 namespace gpuscope::files {
 namespace {
 
 namespace fs = std::filesystem;
+using gpuscope::testing::HasAllSubstrs;
 using gpuscope::testing::slurp;
 using ::testing::HasSubstr;
 
@@ -185,9 +187,7 @@ TEST(CheckPaths, TheSameFileUnderAnyNameIsRefusedNamingBothOptions) {
                                   output("--jsonl", other, OutputKind::monitor_jsonl)},
                                  /*force=*/true);
     EXPECT_EQ(checked.code(), Code::invalid_argument) << other;
-    EXPECT_THAT(checked.message(), HasSubstr("--csv " + f));
-    EXPECT_THAT(checked.message(), HasSubstr("--jsonl " + other));
-    EXPECT_THAT(checked.message(), HasSubstr("same file"));
+    EXPECT_THAT(checked.message(), HasAllSubstrs({"--csv " + f, "--jsonl " + other, "same file"}));
   }
 }
 

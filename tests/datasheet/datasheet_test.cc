@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace gpuscope {
 namespace {
@@ -37,8 +39,20 @@ const PeakRates& table_entry(std::string_view model) {
 struct NameCase {
   const char* nvml_name;
   std::optional<double> memory_gib;  // as NVML reports it (below nominal where ECC reserves)
-  const char* model;
+  const char* model;                 // nullptr: no datasheet is found
 };
+
+// Expects each case to find its model's datasheet, or none.
+void expect_found(const std::vector<NameCase>& cases) {
+  for (const NameCase& c : cases) {
+    const GpuDescription gpu = named(c.nvml_name, c.memory_gib);
+    if (c.model == nullptr) {
+      EXPECT_FALSE(find_datasheet(gpu)) << c.nvml_name;
+    } else {
+      EXPECT_EQ(found_model(gpu), c.model) << c.nvml_name;
+    }
+  }
+}
 
 TEST(FindDatasheet, FindsRealNvmlNames) {
   const NameCase cases[] = {
@@ -77,44 +91,52 @@ TEST(FindDatasheet, FindsRealNvmlNames) {
 }
 
 TEST(FindDatasheet, NeverMatchesASiblingModel) {
-  EXPECT_EQ(found_model(named("NVIDIA GeForce RTX 3090 Ti")), "GeForce RTX 3090 Ti");
-  EXPECT_EQ(found_model(named("NVIDIA L40")), "L40");
-  EXPECT_EQ(found_model(named("NVIDIA L40S")), "L40S");
-  EXPECT_EQ(found_model(named("Tesla V100S-PCIE-32GB")), "V100S PCIe 32GB");
-  EXPECT_EQ(found_model(named("NVIDIA H200 NVL")), "H200 NVL 141GB");
-  EXPECT_FALSE(find_datasheet(named("NVIDIA A10G", 22.5)));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA GeForce RTX 4080 SUPER", 16)));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA GeForce RTX 3080 Ti", 12)));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA H100")));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA H800")));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA B200")));
-  EXPECT_FALSE(find_datasheet(named("")));
+  expect_found({
+      {"NVIDIA GeForce RTX 3090 Ti", std::nullopt, "GeForce RTX 3090 Ti"},
+      {"NVIDIA L40", std::nullopt, "L40"},
+      {"NVIDIA L40S", std::nullopt, "L40S"},
+      {"Tesla V100S-PCIE-32GB", std::nullopt, "V100S PCIe 32GB"},
+      {"NVIDIA H200 NVL", std::nullopt, "H200 NVL 141GB"},
+      {"NVIDIA A10G", 22.5, nullptr},
+      {"NVIDIA GeForce RTX 4080 SUPER", 16, nullptr},
+      {"NVIDIA GeForce RTX 3080 Ti", 12, nullptr},
+      {"NVIDIA H100", std::nullopt, nullptr},
+      {"NVIDIA H800", std::nullopt, nullptr},
+      {"NVIDIA B200", std::nullopt, nullptr},
+      {"", std::nullopt, nullptr},
+  });
 }
 
 TEST(FindDatasheet, MigInstancesDoNotMatchTheWholeGpu) {
-  EXPECT_FALSE(find_datasheet(named("NVIDIA A100-SXM4-40GB MIG 3g.20gb", 19.5)));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA H100 80GB HBM3 MIG 1g.10gb")));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA A100-SXM4-80GB MIG 7g.80gb", 79)));
+  expect_found({
+      {"NVIDIA A100-SXM4-40GB MIG 3g.20gb", 19.5, nullptr},
+      {"NVIDIA H100 80GB HBM3 MIG 1g.10gb", std::nullopt, nullptr},
+      {"NVIDIA A100-SXM4-80GB MIG 7g.80gb", 79, nullptr},
+  });
 }
 
 TEST(FindDatasheet, MemorySizeMustAgree) {
-  // The RTX 3080 exists with 10 GB (68 SMs) and 12 GB (70 SMs) under one NVML name.
-  EXPECT_EQ(found_model(named("NVIDIA GeForce RTX 3080", 10)), "GeForce RTX 3080 10GB");
-  EXPECT_FALSE(find_datasheet(named("NVIDIA GeForce RTX 3080", 12)));
-  // A size that contradicts the name means some other variant: no datasheet rather than a wrong
-  // one.
-  EXPECT_FALSE(find_datasheet(named("NVIDIA H100 PCIe", 40)));
-  EXPECT_FALSE(find_datasheet(named("NVIDIA A100-SXM4-40GB", 80)));
-  // Physical HBM above the marketing size still agrees (H200: 144 GiB of stacks, "141GB").
-  EXPECT_EQ(found_model(named("NVIDIA H200", 144)), "H200 SXM 141GB");
+  expect_found({
+      // The RTX 3080 exists with 10 GB (68 SMs) and 12 GB (70 SMs) under one NVML name.
+      {"NVIDIA GeForce RTX 3080", 10, "GeForce RTX 3080 10GB"},
+      {"NVIDIA GeForce RTX 3080", 12, nullptr},
+      // A size that contradicts the name means some other variant: no datasheet rather than a
+      // wrong one.
+      {"NVIDIA H100 PCIe", 40, nullptr},
+      {"NVIDIA A100-SXM4-40GB", 80, nullptr},
+      // Physical HBM above the marketing size still agrees (H200: 144 GiB of stacks, "141GB").
+      {"NVIDIA H200", 144, "H200 SXM 141GB"},
+  });
 }
 
 TEST(FindDatasheet, NormalizesCaseSeparatorsAndPrefixes) {
-  EXPECT_EQ(found_model(named("nvidia geforce rtx 4090")), "GeForce RTX 4090");
-  EXPECT_EQ(found_model(named("  NVIDIA  GeForce   RTX 4090 ")), "GeForce RTX 4090");
-  EXPECT_EQ(found_model(named("NVIDIA A100 SXM4 40GB")), "A100 SXM4 40GB");
-  EXPECT_EQ(found_model(named("NVIDIA T4")), "T4");
-  EXPECT_EQ(found_model(named("NVIDIA Tesla V100-SXM2-16GB")), "V100 SXM2 16GB");
+  expect_found({
+      {"nvidia geforce rtx 4090", std::nullopt, "GeForce RTX 4090"},
+      {"  NVIDIA  GeForce   RTX 4090 ", std::nullopt, "GeForce RTX 4090"},
+      {"NVIDIA A100 SXM4 40GB", std::nullopt, "A100 SXM4 40GB"},
+      {"NVIDIA T4", std::nullopt, "T4"},
+      {"NVIDIA Tesla V100-SXM2-16GB", std::nullopt, "V100 SXM2 16GB"},
+  });
   EXPECT_EQ(detail::normalize_gpu_name("Tesla V100-SXM2-32GB"), "V100 SXM2 32GB");
   EXPECT_EQ(detail::normalize_gpu_name("NVIDIA GeForce RTX 3090 Ti"), "GEFORCE RTX 3090 TI");
   EXPECT_EQ(detail::normalize_gpu_name("NVIDIA A100-SXM4-40GB MIG 3g.20gb"),

@@ -9,7 +9,6 @@ namespace gpuscope {
 namespace {
 
 using ::testing::HasSubstr;
-using CollectTest = gpuscope::testing::FakeNvmlTest;
 
 CudaInventory no_cuda() {
   CudaInventory cuda;
@@ -17,11 +16,18 @@ CudaInventory no_cuda() {
   return cuda;
 }
 
+class CollectTest : public testing::FakeNvmlTest {
+ protected:
+  // collect_info() of every GPU of tests/fixtures/nvml/SCENARIO, without a CUDA driver.
+  Result<SystemInfo> collected(const std::string& scenario) {
+    nvml::Session* session = open_scenario(scenario);
+    if (session == nullptr) return Status(Code::internal, "the fake NVML did not open");
+    return collect_info(*session, no_cuda(), {});
+  }
+};
+
 TEST_F(CollectTest, H100HasEveryFieldInfoPromises) {
-  load("h100_sxm.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto info = collect_info(*session, no_cuda(), {});
+  auto info = collected("h100_sxm.json");
   ASSERT_TRUE(info.ok()) << info.status().to_string();
   ASSERT_EQ(info->gpus.size(), 1u);
   const GpuInfo& g = info->gpus[0];
@@ -48,8 +54,7 @@ TEST_F(CollectTest, H100HasEveryFieldInfoPromises) {
 }
 
 TEST_F(CollectTest, CudaDevicesAreMatchedByPciBusIdNotOrder) {
-  load("h100_sxm.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("h100_sxm.json");
   ASSERT_NE(session, nullptr);
   std::string nvml_bus = session->device_by_index(0)->pci()->bus_id;  // "00000000:xx:00.0"
   CudaInventory cuda;
@@ -63,10 +68,7 @@ TEST_F(CollectTest, CudaDevicesAreMatchedByPciBusIdNotOrder) {
 }
 
 TEST_F(CollectTest, UnsupportedFieldsStayAbsentAndAreNotErrors) {
-  load("rtx3090.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto info = collect_info(*session, no_cuda(), {});
+  auto info = collected("rtx3090.json");
   ASSERT_TRUE(info.ok());
   const GpuInfo& g = info->gpus[0];
   EXPECT_FALSE(g.ecc_current.has_value());
@@ -79,10 +81,7 @@ TEST_F(CollectTest, UnsupportedFieldsStayAbsentAndAreNotErrors) {
 }
 
 TEST_F(CollectTest, RefusedReadingsAreListedAndTheRestIsRead) {
-  load("permission_denied.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto info = collect_info(*session, no_cuda(), {});
+  auto info = collected("permission_denied.json");
   ASSERT_TRUE(info.ok()) << info.status().to_string();
   const GpuInfo& g = info->gpus[0];
   EXPECT_FALSE(g.power_limit_w.has_value());
@@ -97,10 +96,7 @@ TEST_F(CollectTest, RefusedReadingsAreListedAndTheRestIsRead) {
 }
 
 TEST_F(CollectTest, MigInstancesCarryProfilesAndUuids) {
-  load("a100_mig.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto info = collect_info(*session, no_cuda(), {});
+  auto info = collected("a100_mig.json");
   ASSERT_TRUE(info.ok());
   const GpuInfo& g = info->gpus[0];
   EXPECT_EQ(g.mig_current, true);
@@ -111,8 +107,7 @@ TEST_F(CollectTest, MigInstancesCarryProfilesAndUuids) {
 }
 
 TEST_F(CollectTest, SelectorsByIndexAndUuid) {
-  load("h100_sxm.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("h100_sxm.json");
   ASSERT_NE(session, nullptr);
   std::string uuid = session->device_by_index(0)->uuid().value_or("");
   EXPECT_EQ(collect_info(*session, no_cuda(), {"0"})->gpus.size(), 1u);
@@ -156,8 +151,7 @@ TEST_F(CollectTest, AGpuLostWhileBeingReadIsAFailureToo) {
 }
 
 TEST_F(CollectTest, NoGpuIsNoDevice) {
-  load("no_gpu.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("no_gpu.json");
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(collect_info(*session, no_cuda(), {}).code(), Code::no_device);
 }

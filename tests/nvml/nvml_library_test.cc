@@ -4,19 +4,21 @@
 
 #include "../support/fake_nvml_fixture.h"
 #include "gpuscope/nvml.h"
+#include "support/matchers.h"
 
 namespace gpuscope::nvml {
 namespace {
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 using LibraryTest = gpuscope::testing::FakeNvmlTest;
 
 TEST_F(LibraryTest, NoLibraryIsNoDriverAndNamesWhatWasTried) {
   auto session = Session::open({{"/nonexistent/libnvidia-ml.so.1", "libnvidia-ml-missing.so"}});
   EXPECT_EQ(session.code(), Code::no_driver);
-  EXPECT_THAT(session.status().message(), HasSubstr("no NVIDIA driver found"));
-  EXPECT_THAT(session.status().message(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
-  EXPECT_THAT(session.status().message(), HasSubstr("libnvidia-ml-missing.so"));
+  EXPECT_THAT(session.status().message(),
+              HasAllSubstrs({"no NVIDIA driver found", "/nonexistent/libnvidia-ml.so.1",
+                             "libnvidia-ml-missing.so"}));
 }
 
 TEST_F(LibraryTest, TriesCandidatesInOrder) {
@@ -36,8 +38,7 @@ TEST_F(LibraryTest, EnvironmentOverrideSelectsTheLibrary) {
 }
 
 TEST_F(LibraryTest, NewestVersionedSymbolIsBoundFirst) {
-  load("h100_sxm.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("h100_sxm.json");
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->bound_symbol("nvmlInit_v2"), "nvmlInit_v2");
   EXPECT_EQ(session->bound_symbol("nvmlDeviceGetCount_v2"), "nvmlDeviceGetCount_v2");

@@ -12,11 +12,8 @@ using ::testing::StartsWith;
 using MigTest = gpuscope::testing::FakeNvmlTest;
 
 TEST_F(MigTest, ListsEveryComputeInstanceWithItsUuidAndSize) {
-  load("a100_mig.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto device = session->device_by_index(0);
-  ASSERT_TRUE(device.ok());
+  auto device = first_gpu("a100_mig.json");
+  ASSERT_TRUE(device);
   auto mode = device->mig_mode();
   ASSERT_TRUE(mode.ok());
   EXPECT_TRUE(mode->current);

@@ -12,11 +12,8 @@ using ::testing::HasSubstr;
 using PowerLimitTest = gpuscope::testing::FakeNvmlTest;
 
 TEST_F(PowerLimitTest, SetsTheLimitInWholeMilliwattsAndTheEnforcedLimitFollows) {
-  load("rtx3090.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto device = session->device_by_index(0);
-  ASSERT_TRUE(device.ok());
+  auto device = first_gpu("rtx3090.json");
+  ASSERT_TRUE(device);
   ASSERT_TRUE(device->set_power_limit_w(330.0004).ok());
   EXPECT_EQ(gpuscope_fake_nvml_power_limit_set_mw(0), 330000u);
   EXPECT_DOUBLE_EQ(device->power_limit_w().value_or(0), 330.0);
@@ -48,11 +45,8 @@ TEST_F(PowerLimitTest, RefusalsKeepTheirKind) {
 }
 
 TEST_F(PowerLimitTest, LocksTheSmClockFromTheSupportedListAndResetsIt) {
-  load("rtx3090_power_sweep.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto device = session->device_by_index(0);
-  ASSERT_TRUE(device.ok());
+  auto device = first_gpu("rtx3090_power_sweep.json");
+  ASSERT_TRUE(device);
   auto clocks = device->supported_sm_clocks_mhz();
   ASSERT_TRUE(clocks.ok()) << clocks.status().to_string();
   ASSERT_EQ(clocks->size(), 127u);  // 2100 down to 210 MHz in 15 MHz steps

@@ -13,8 +13,7 @@ using ::testing::HasSubstr;
 using SessionTest = gpuscope::testing::FakeNvmlTest;
 
 TEST_F(SessionTest, ReadsAnH100LikeNvidiaSmi) {
-  load("h100_sxm.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("h100_sxm.json");
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->library_path(), GPUSCOPE_FAKE_NVML_PATH);
   ASSERT_EQ(session->device_count().value_or(0), 1u);
@@ -99,11 +98,8 @@ TEST_F(SessionTest, ReadingsFollowTheScriptedTimeline) {
 }
 
 TEST_F(SessionTest, UnsupportedReadingsAreAbsentNotZero) {
-  load("rtx3090.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto device = session->device_by_index(0);
-  ASSERT_TRUE(device.ok());
+  auto device = first_gpu("rtx3090.json");
+  ASSERT_TRUE(device);
   EXPECT_EQ(device->ecc_mode().code(), Code::not_supported);
   EXPECT_EQ(device->memory_temperature_c().code(), Code::not_supported);
   EXPECT_EQ(device->mig_mode().code(), Code::not_supported);
@@ -113,11 +109,8 @@ TEST_F(SessionTest, UnsupportedReadingsAreAbsentNotZero) {
 }
 
 TEST_F(SessionTest, PermissionErrorsCarryNvmlsOwnWords) {
-  load("permission_denied.json");
-  auto session = open();
-  ASSERT_NE(session, nullptr);
-  auto device = session->device_by_index(0);
-  ASSERT_TRUE(device.ok());
+  auto device = first_gpu("permission_denied.json");
+  ASSERT_TRUE(device);
   auto limit = device->power_limit_w();
   EXPECT_EQ(limit.code(), Code::permission_denied);
   EXPECT_THAT(limit.status().detail(), HasSubstr("nvmlDeviceGetPowerManagementLimit"));
@@ -127,8 +120,7 @@ TEST_F(SessionTest, PermissionErrorsCarryNvmlsOwnWords) {
 }
 
 TEST_F(SessionTest, AGpuLostMidRunFailsOnlyThatGpu) {
-  load("two_gpus_one_lost.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("two_gpus_one_lost.json");
   ASSERT_NE(session, nullptr);
   auto first = session->device_by_index(0);
   auto second = session->device_by_index(1);
@@ -145,8 +137,7 @@ TEST_F(SessionTest, AGpuLostMidRunFailsOnlyThatGpu) {
 }
 
 TEST_F(SessionTest, UnknownIndexOrUuidIsNotFound) {
-  load("h100_sxm.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("h100_sxm.json");
   ASSERT_NE(session, nullptr);
   auto missing = session->device_by_index(3);
   EXPECT_EQ(missing.code(), Code::not_found);

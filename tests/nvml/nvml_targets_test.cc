@@ -61,8 +61,7 @@ TEST_F(Targets, ALostGpuIsListedUnavailable) {
 }
 
 TEST_F(Targets, NoGpuIsNoDevice) {
-  load("no_gpu.json");
-  auto session = open();
+  nvml::Session* session = open_scenario("no_gpu.json");
   ASSERT_NE(session, nullptr);
   auto targets = list_targets(*session);
   EXPECT_EQ(targets.code(), Code::no_device);

@@ -14,14 +14,15 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/store.h"
 #include "support/cli_run.h"
+#include "support/matchers.h"
 
 namespace gpuscope {
 namespace {
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 
 using testing::CliRun;
-using testing::run_captured;
 using testing::slurp;
 
 std::string scratch() {
@@ -29,7 +30,7 @@ std::string scratch() {
 }
 
 CliRun gpuscope(const std::string& dir, const std::string& args) {
-  return run_captured(std::string(GPUSCOPE_BIN) + " " + args, dir + "/std");
+  return testing::run_gpuscope(dir, "", args);
 }
 
 std::string fixtures() {
@@ -46,9 +47,7 @@ TEST(CliReportTest, WritesOneSelfContainedHtmlFile) {
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
   EXPECT_THAT(run.err, HasSubstr("wrote " + dir + "/report.html"));
   std::string html = slurp(dir + "/report.html");
-  EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
-  EXPECT_THAT(html, HasSubstr("Fastest matrix rate"));
-  EXPECT_THAT(html, HasSubstr("plotly.js v"));
+  EXPECT_THAT(html, HasAllSubstrs({"<!DOCTYPE html>", "Fastest matrix rate", "plotly.js v"}));
 }
 
 TEST(CliReportTest, WritesEveryOtherFormatToo) {

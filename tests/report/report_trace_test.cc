@@ -16,12 +16,14 @@
 #include "gpuscope/trace.h"
 #include "report_document_util.h"
 #include "store/trace_names.h"
+#include "support/matchers.h"
 
 namespace gpuscope::report {
 namespace {
 
 using testing::find_block;
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 namespace names = store::names;
 
@@ -147,9 +149,7 @@ TEST(TraceReport, TheHtmlPageDrawsTheTimelineAsBarsOnRows) {
   ASSERT_TRUE(reporter.ok());
   ASSERT_TRUE(write_document(**reporter, doc).ok());
   const std::string html = out.str();
-  EXPECT_THAT(html, HasSubstr("trace-timeline"));
-  EXPECT_THAT(html, HasSubstr("\"orientation\":\"h\""));
-  EXPECT_THAT(html, HasSubstr("\"base\":["));
+  EXPECT_THAT(html, HasAllSubstrs({"trace-timeline", "\"orientation\":\"h\"", "\"base\":["}));
   std::ostringstream json_out;
   auto json = make_reporter("json", json_out);
   ASSERT_TRUE(write_document(**json, doc).ok());

@@ -13,10 +13,12 @@
 #include <sstream>
 
 #include "gpuscope/reporter.h"
+#include "support/matchers.h"
 
 namespace gpuscope::report {
 namespace {
 
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -205,20 +207,21 @@ TEST(ReporterTest, ACellShowsItsOwnUnitInEveryFormatForPeople) {
 
 TEST(ReporterTest, CsvKeepsFullPrecisionAndQuotes) {
   std::string csv = render("csv");
-  EXPECT_THAT(csv, HasSubstr("burn_gemm,bf16,711500000000000,0.7191,0,63,1395000000,3792699392,"));
-  EXPECT_THAT(csv, HasSubstr("\"skipped: needs cc 8.9, \"\"Ada\"\" | newer\""));
-  EXPECT_THAT(csv, HasSubstr("table,precision,median_flop_per_s [FLOP/s],fraction_of_peak [1]"));
+  EXPECT_THAT(csv,
+              HasAllSubstrs({"burn_gemm,bf16,711500000000000,0.7191,0,63,1395000000,3792699392,",
+                             "\"skipped: needs cc 8.9, \"\"Ada\"\" | newer\"",
+                             "table,precision,median_flop_per_s [FLOP/s],fraction_of_peak [1]"}));
 }
 
 TEST(ReporterTest, HtmlIsOneSelfContainedPageWithAFigurePerChart) {
   std::string html = render("html");
   ASSERT_THAT(html, HasSubstr("<!DOCTYPE html>"));
   EXPECT_GT(html.size(), 1000000u) << "plotly.js is inlined";
-  EXPECT_THAT(html, HasSubstr("id=\"c-burn-gemm\""));
-  EXPECT_THAT(html, HasSubstr("id=\"c-burn-power\""));
-  EXPECT_THAT(html, HasSubstr("Content-Security-Policy"));
-  EXPECT_THAT(html, HasSubstr("Drawn from 4 of 3000 points"));
-  EXPECT_THAT(html, HasSubstr("&quot;Ada&quot; | newer"));  // escaped
+  EXPECT_THAT(html, HasAllSubstrs({
+                        "id=\"c-burn-gemm\"", "id=\"c-burn-power\"", "Content-Security-Policy",
+                        "Drawn from 4 of 3000 points",
+                        "&quot;Ada&quot; | newer"  // escaped
+                    }));
   EXPECT_THAT(html, Not(HasSubstr("<script src")));
   EXPECT_THAT(html, Not(HasSubstr("<link")));
   // The page apart from the plotly.js bundle names no URL at all.

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "gpuscope/study.h"
+#include "support/matchers.h"
 #include "test_gpu.h"
 
 namespace gpuscope::study {
@@ -13,6 +14,7 @@ namespace {
 
 using testing::gpu;
 
+using gpuscope::testing::HasAllSubstrs;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -187,10 +189,10 @@ TEST(StudyHeadlines, FromTheShippedSampleStudy) {
   }
   EXPECT_NEAR(*h.models[4].most_efficient->joules_per_sample, 2.448, 0.001);  // gpt2 train
   std::string text = headlines_text(*state, h);
-  EXPECT_THAT(text, HasSubstr("Recorded on a lent NVIDIA H100 80GB HBM3"));
-  EXPECT_THAT(text, HasSubstr("bf16     698.7 TFLOP/s of 989.4 datasheet (71%)"));
-  EXPECT_THAT(text, HasSubstr("fastest:        bf16 2981 samples/s, 9.7 GiB"));
-  EXPECT_THAT(text, HasSubstr("most efficient: bf16 248 samples/s, 2.45 J/sample, 9.9 GiB"));
+  EXPECT_THAT(text, HasAllSubstrs({"Recorded on a lent NVIDIA H100 80GB HBM3",
+                                   "bf16     698.7 TFLOP/s of 989.4 datasheet (71%)",
+                                   "fastest:        bf16 2981 samples/s, 9.7 GiB",
+                                   "most efficient: bf16 248 samples/s, 2.45 J/sample, 9.9 GiB"}));
   EXPECT_THAT(text, Not(HasSubstr("n/a")));
   // The guard's verdicts are problems, as in the report's findings: pure fp16 diverged for all
   // three models.

@@ -3,30 +3,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "gpuscope/store.h"
 #include "gpuscope/study.h"
+#include "support/cli_run.h"
+#include "support/matchers.h"
+#include "support/stored_runs.h"
 
 namespace gpuscope::study {
 namespace {
 
 namespace fs = std::filesystem;
+using gpuscope::testing::HasAllSubstrs;
 using ::testing::HasSubstr;
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-store::StoreOptions read_only() {
-  store::StoreOptions options;
-  options.read_only = true;
-  return options;
-}
 
 TEST(StudyResults, ReportAndStoreFromTheSample) {
   auto sample = locate_sample();
@@ -41,29 +29,21 @@ TEST(StudyResults, ReportAndStoreFromTheSample) {
   if (written.code() == Code::not_supported) GTEST_SKIP() << "built without plotly.js";
   ASSERT_TRUE(written.ok()) << written.to_string();
 
-  auto store = store::Store::open((dir / "gpuscope.db").string(), read_only());
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  auto runs = (*store)->list_runs();
-  ASSERT_TRUE(runs.ok());
-  EXPECT_EQ(runs->size(), 3u);  // info, burn, bench
+  EXPECT_EQ(testing::stored_runs((dir / "gpuscope.db").string()).size(), 3u);  // info, burn, bench
 
-  std::string html = slurp(dir / "report.html");
-  EXPECT_THAT(html, HasSubstr("gpuscope study"));
-  EXPECT_THAT(html, HasSubstr("Compute achieved vs datasheet"));
-  EXPECT_THAT(html, HasSubstr("Best mode per model"));
-  EXPECT_THAT(html, HasSubstr("not built yet; needs --allow-power-changes"));
-  EXPECT_THAT(html, HasSubstr("Recorded on a lent NVIDIA H100 80GB HBM3"));
-  EXPECT_THAT(html, HasSubstr("ran on this machine (default level)"));
-  EXPECT_THAT(html, HasSubstr("vit_b16"));
+  std::string html = testing::slurp((dir / "report.html").string());
+  EXPECT_THAT(
+      html, HasAllSubstrs({"gpuscope study", "Compute achieved vs datasheet", "Best mode per model",
+                           "not built yet; needs --allow-power-changes",
+                           "Recorded on a lent NVIDIA H100 80GB HBM3",
+                           "ran on this machine (default level)", "vit_b16"}));
   // Reading the bench step's store (WAL mode) left no -wal or -shm beside it.
   EXPECT_FALSE(fs::exists(dir / "steps/bench-gpu0.db-wal"));
   EXPECT_FALSE(fs::exists(dir / "steps/bench-gpu0.db-shm"));
 
   // Built again (a resumed study finishing twice): the store is rebuilt, never doubled.
   ASSERT_TRUE(write_results(*state, h, dir).ok());
-  auto again = store::Store::open((dir / "gpuscope.db").string(), read_only());
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ((*again)->list_runs()->size(), 3u);
+  EXPECT_EQ(testing::stored_runs((dir / "gpuscope.db").string()).size(), 3u);
 }
 
 TEST(StudyResults, SampleDirOverride) {

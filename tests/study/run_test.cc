@@ -10,6 +10,7 @@
 
 #include "gpuscope/bench.h"
 #include "gpuscope/study.h"
+#include "support/matchers.h"
 #include "test_gpu.h"
 
 namespace gpuscope::study {
@@ -18,6 +19,7 @@ namespace {
 using testing::gpu;
 
 namespace fs = std::filesystem;
+using gpuscope::testing::HasAllSubstrs;
 using nlohmann::json;
 using ::testing::Contains;
 using ::testing::ElementsAre;
@@ -34,6 +36,15 @@ struct Script {
   bool timed_out = false;
   double seconds = 10;
 };
+
+// A step stopped by Ctrl-C (exit code 130, the signal forwarded to it), having written `output`.
+Script interrupted_step(std::optional<json> output = json{{"kind", "fake"}}) {
+  Script stopped;
+  stopped.exit_code = 130;
+  stopped.interrupted = true;
+  stopped.output = std::move(output);
+  return stopped;
+}
 
 class FakeRunner : public StepRunner {
  public:
@@ -168,10 +179,7 @@ TEST(StudyRun, InterruptStopsAfterTheStepAndResumeRedoesOnlyIt) {
   fs::path dir = fresh_dir("resume");
   State state = new_state();
   FakeRunner first;
-  Script stopped;
-  stopped.exit_code = 130;
-  stopped.interrupted = true;
-  first.scripts["burn-gpu0"] = stopped;
+  first.scripts["burn-gpu0"] = interrupted_step();
   auto outcome = run_steps(state, dir, first, {});
   ASSERT_TRUE(outcome.ok());
   EXPECT_TRUE(outcome->interrupted);
@@ -218,11 +226,7 @@ TEST(StudyRun, AnUnfinishedBenchGoesOnFromItsRows) {
     fs::path dir = fresh_dir(killed ? "bench_killed" : "bench_interrupted");
     State state = new_state();
     FakeRunner first;
-    Script stopped;
-    stopped.exit_code = 130;
-    stopped.interrupted = true;
-    stopped.output = unfinished_bench(2, 5);
-    first.scripts["bench-gpu0"] = stopped;
+    first.scripts["bench-gpu0"] = interrupted_step(unfinished_bench(2, 5));
     ASSERT_TRUE(run_steps(state, dir, first, {}).ok());
     EXPECT_THAT(first.args["bench-gpu0"], Not(Contains("--resume")));
     EXPECT_THAT(state.steps.at("bench-gpu0").message, HasSubstr("goes on from its finished rows"));
@@ -284,11 +288,7 @@ TEST(StudyRun, ABenchLeftoverWithoutRowsIsRunAfresh) {
     fs::path dir = fresh_dir("bench_no_rows");
     State state = new_state();
     FakeRunner first;
-    Script stopped;
-    stopped.exit_code = 130;
-    stopped.interrupted = true;
-    stopped.output = leftover;
-    first.scripts["bench-gpu0"] = stopped;
+    first.scripts["bench-gpu0"] = interrupted_step(leftover);
     ASSERT_TRUE(run_steps(state, dir, first, {}).ok());
     FakeRunner second;
     ASSERT_TRUE(run_steps(state, dir, second, {}).ok());
@@ -320,9 +320,8 @@ TEST(StudyRun, ReportsProgressForEachStep) {
   ASSERT_GE(lines.size(), 7u);  // start and end of three steps, end of the skipped one
   EXPECT_THAT(lines.front(), HasSubstr("[1/4] info"));
   EXPECT_THAT(lines.front(), HasSubstr("left"));
-  EXPECT_THAT(lines.back(), HasSubstr("[4/4] power sweep"));
-  EXPECT_THAT(lines.back(), HasSubstr("skipped"));
-  EXPECT_THAT(lines.back(), HasSubstr("runs only with --allow-power-changes"));
+  EXPECT_THAT(lines.back(), HasAllSubstrs({"[4/4] power sweep", "skipped",
+                                           "runs only with --allow-power-changes"}));
 }
 
 // --- what a step's end means -----------------------------------------------------------------
@@ -452,10 +451,8 @@ TEST(StudyProgress, LineSaysStepCountElapsedAndRemaining) {
   p.study_elapsed_seconds = 65;
   p.remaining_seconds = 190;
   std::string line = progress_line(p);
-  EXPECT_THAT(line, HasSubstr("[2/4] burn GPU 0"));
-  EXPECT_THAT(line, HasSubstr("step 0:42"));
-  EXPECT_THAT(line, HasSubstr("study 1:05 elapsed"));
-  EXPECT_THAT(line, HasSubstr("~3:10 left"));
+  EXPECT_THAT(line,
+              HasAllSubstrs({"[2/4] burn GPU 0", "step 0:42", "study 1:05 elapsed", "~3:10 left"}));
   StepRecord done;
   done.status = StepStatus::failed;
   done.duration_seconds = 38;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "gpuscope/study.h"
+#include "support/cli_run.h"
 
 namespace gpuscope::study {
 namespace {
@@ -45,10 +46,7 @@ class InfoRunner : public StepRunner {
 class StudyStart : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("study_start_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = fs::path(testing::test_scratch_dir("study_start")) / "study";  // not made yet
     request_.dir = dir_;
     request_.options.level = Level::quick;
     request_.now_unix_s = 1795341600;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "../fakes/nvml/fake_nvml_control.h"
@@ -19,7 +20,10 @@ inline std::string nvml_fixture(const std::string& name) {
 class FakeNvmlTest : public ::testing::Test {
  protected:
   void SetUp() override { gpuscope_fake_nvml_reset(); }
-  void TearDown() override { gpuscope_fake_nvml_reset(); }
+  void TearDown() override {
+    session_.reset();
+    gpuscope_fake_nvml_reset();
+  }
 
   // Loads tests/fixtures/nvml/NAME into the fake.
   void load(const std::string& name) {
@@ -36,6 +40,29 @@ class FakeNvmlTest : public ::testing::Test {
     EXPECT_TRUE(session.ok()) << session.status().to_string();
     return session.ok() ? std::move(session).value() : nullptr;
   }
+
+  // Loads tests/fixtures/nvml/NAME and opens a Session on it, which the fixture keeps until the
+  // test ends; nullptr, with the test failed, where either does not work.
+  nvml::Session* open_scenario(const std::string& name) {
+    load(name);
+    if (::testing::Test::HasFatalFailure()) return nullptr;
+    session_ = open();
+    return session_.get();
+  }
+
+  // GPU 0 of tests/fixtures/nvml/NAME, on a Session as open_scenario() opens it; nullopt, with
+  // the test failed, where it cannot be had.
+  std::optional<nvml::Device> first_gpu(const std::string& name) {
+    nvml::Session* session = open_scenario(name);
+    if (session == nullptr) return std::nullopt;
+    auto device = session->device_by_index(0);
+    EXPECT_TRUE(device.ok()) << device.status().to_string();
+    if (!device.ok()) return std::nullopt;
+    return std::move(device).value();
+  }
+
+ private:
+  std::unique_ptr<nvml::Session> session_;
 };
 
 }  // namespace gpuscope::testing

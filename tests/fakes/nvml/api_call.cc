@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "device_handles.h"
@@ -68,14 +67,6 @@ nvmlReturn_t ApiCall::scripted_failure(std::optional<unsigned> device) const {
     if (now_ < error.from_t || (error.until_t && now_ >= *error.until_t)) continue;
     return error.result;
   }
-  return NVML_SUCCESS;
-}
-
-nvmlReturn_t copy_string(std::string_view text, char* out, unsigned length) {
-  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (text.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
-  std::memcpy(out, text.data(), text.size());
-  out[text.size()] = '\0';
   return NVML_SUCCESS;
 }
 

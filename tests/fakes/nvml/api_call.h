@@ -20,6 +20,7 @@
 
 #include "fake_nvml_export.h"
 #include "fake_state.h"
+#include "nvml_strings.h"
 #include "scenario.h"
 
 namespace gpuscope::fake_nvml {
@@ -68,11 +69,7 @@ class ApiCall {
   const MigInstance* mig_ = nullptr;
 };
 
-// Helpers for writing results the way NVML does.
-
-// Copies `text` and its terminator to `out`; NVML_ERROR_INSUFFICIENT_SIZE when `length` is
-// too small, NVML_ERROR_INVALID_ARGUMENT when `out` is null.
-nvmlReturn_t copy_string(std::string_view text, char* out, unsigned length);
+// Helpers for writing results the way NVML does (copy_string: nvml_strings.h).
 
 // Writes `value` to `out`; NVML_ERROR_NOT_SUPPORTED when absent, INVALID_ARGUMENT when `out`
 // is null.

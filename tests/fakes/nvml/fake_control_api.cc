@@ -24,28 +24,30 @@ int install_or_record(fake::State& state, auto&& parse) {
   }
 }
 
+// Under the state lock, installs the scenario `parse(source)` makes, or records why not
+// (`missing` where `source` is null): 0 when installed, 1 when not.
+int load_scenario(const char* source, const char* missing, auto&& parse) {
+  std::lock_guard lock(fake::shared_state_mutex());
+  fake::State& state = fake::shared_state();
+  if (source == nullptr) {
+    state.last_error = missing;
+    return 1;
+  }
+  return install_or_record(state, [&] { return parse(source); });
+}
+
 }  // namespace
 
 extern "C" {
 
 int gpuscope_fake_nvml_load_scenario(const char* json_text) {
-  std::lock_guard lock(fake::shared_state_mutex());
-  fake::State& state = fake::shared_state();
-  if (json_text == nullptr) {
-    state.last_error = "no scenario text";
-    return 1;
-  }
-  return install_or_record(state, [&] { return fake::parse_scenario(json_text); });
+  return load_scenario(json_text, "no scenario text",
+                       [](const char* text) { return fake::parse_scenario(text); });
 }
 
 int gpuscope_fake_nvml_load_scenario_file(const char* path) {
-  std::lock_guard lock(fake::shared_state_mutex());
-  fake::State& state = fake::shared_state();
-  if (path == nullptr) {
-    state.last_error = "no scenario path";
-    return 1;
-  }
-  return install_or_record(state, [&] { return fake::load_scenario_file(path); });
+  return load_scenario(path, "no scenario path",
+                       [](const char* file) { return fake::load_scenario_file(file); });
 }
 
 const char* gpuscope_fake_nvml_last_error(void) {

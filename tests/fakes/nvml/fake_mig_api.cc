@@ -11,9 +11,18 @@ using gpuscope::fake_nvml::HandleUse;
 
 namespace {
 
-// The instance IDs of a GPU handle: not a MIG device, or no MIG at all.
-nvmlReturn_t instance_id_of_gpu(const ApiCall& call) {
-  return call.device().mig ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
+// A MIG device's instance id `id_of` (the entry point `function`); for a GPU handle
+// INVALID_ARGUMENT (not a MIG device) or NOT_SUPPORTED (no MIG at all).
+nvmlReturn_t instance_id(const char* function, nvmlDevice_t device,
+                         unsigned gpuscope::fake_nvml::MigInstance::*id_of, unsigned* id) {
+  ApiCall call(function);
+  if (const nvmlReturn_t rc = call.check_device(device, HandleUse::kGpuOrMig); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  if (call.mig() == nullptr) {
+    return call.device().mig ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
+  }
+  return gpuscope::fake_nvml::write_value(call.mig()->*id_of, id);
 }
 
 unsigned max_mig_devices(const gpuscope::fake_nvml::Mig& mig) {
@@ -71,22 +80,12 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t 
 
 GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device,
                                                                   unsigned int* id) {
-  ApiCall call(__func__);
-  if (const nvmlReturn_t rc = call.check_device(device, HandleUse::kGpuOrMig); rc != NVML_SUCCESS) {
-    return rc;
-  }
-  if (call.mig() == nullptr) return instance_id_of_gpu(call);
-  return gpuscope::fake_nvml::write_value(call.mig()->gpu_instance_id, id);
+  return instance_id(__func__, device, &gpuscope::fake_nvml::MigInstance::gpu_instance_id, id);
 }
 
 GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device,
                                                                       unsigned int* id) {
-  ApiCall call(__func__);
-  if (const nvmlReturn_t rc = call.check_device(device, HandleUse::kGpuOrMig); rc != NVML_SUCCESS) {
-    return rc;
-  }
-  if (call.mig() == nullptr) return instance_id_of_gpu(call);
-  return gpuscope::fake_nvml::write_value(call.mig()->compute_instance_id, id);
+  return instance_id(__func__, device, &gpuscope::fake_nvml::MigInstance::compute_instance_id, id);
 }
 
 // Only MIG handles, as the header notes for the real API.

@@ -8,17 +8,19 @@
 // One GPU with fixed values: name "Fake Old Driver GPU", UUID
 // "GPU-01d0d000-0000-4000-8000-000000000001", clock reasons 0x4 (SW power cap). It reads no
 // scenario and shares no state with libgpuscope_fake_nvml.so.
-#include <cstring>
 #include <mutex>
 #include <string_view>
 
 #include "fake_nvml_export.h"
+#include "nvml_strings.h"
 
 struct nvmlDevice_st {
   unsigned char unused;
 };
 
 namespace {
+
+using gpuscope::fake_nvml::copy_string;
 
 constexpr std::string_view kName = "Fake Old Driver GPU";
 constexpr std::string_view kUuid = "GPU-01d0d000-0000-4000-8000-000000000001";
@@ -31,14 +33,6 @@ nvmlDevice_st g_device{};
 bool initialized() {
   std::lock_guard lock(g_mutex);
   return g_refcount > 0;
-}
-
-nvmlReturn_t copy_string(std::string_view text, char* out, unsigned length) {
-  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (text.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
-  std::memcpy(out, text.data(), text.size());
-  out[text.size()] = '\0';
-  return NVML_SUCCESS;
 }
 
 // The checks every device call makes, in the real library's order.

@@ -19,18 +19,34 @@ std::optional<unsigned> far_end(const gpuscope::fake_nvml::Nvlink& nvlink, unsig
   return std::nullopt;
 }
 
+// The scenario index of `device`, a GPU of the scenario that a call names beside the one it is
+// about; nullopt when it is not one.
+std::optional<unsigned> other_gpu(const ApiCall& call, nvmlDevice_t device) {
+  const auto other = gpuscope::fake_nvml::decode_handle(device);
+  if (!other || other->mig || other->gpu >= call.scenario().devices.size()) return std::nullopt;
+  return other->gpu;
+}
+
+// The checks of a call about one of a GPU's NVLinks, after the device's: NOT_SUPPORTED without
+// NVLinks, INVALID_ARGUMENT for a link it does not have or a null `out`.
+nvmlReturn_t check_link(ApiCall& call, nvmlDevice_t device, unsigned link, const void* out) {
+  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  const auto& nvlink = call.device().nvlink;
+  if (!nvlink) return NVML_ERROR_NOT_SUPPORTED;
+  if (link >= nvlink->link_count || out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
 }  // namespace
 
 GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(
     nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t* path) {
   ApiCall call(__func__);
   if (const nvmlReturn_t rc = call.check_device(device1); rc != NVML_SUCCESS) return rc;
-  const auto other = gpuscope::fake_nvml::decode_handle(device2);
-  if (!other || other->mig || other->gpu >= call.scenario().devices.size() || path == nullptr) {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
+  const auto other = other_gpu(call, device2);
+  if (!other || path == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const auto& levels = call.device().pcie_topology;
-  const auto it = levels.find(other->gpu);
+  const auto it = levels.find(*other);
   if (it == levels.end()) return NVML_ERROR_NOT_SUPPORTED;
   *path = static_cast<nvmlGpuTopologyLevel_t>(it->second);
   return NVML_SUCCESS;
@@ -40,10 +56,10 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev
                                                                 unsigned int link,
                                                                 nvmlEnableState_t* is_active) {
   ApiCall call(__func__);
-  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  if (const nvmlReturn_t rc = check_link(call, device, link, is_active); rc != NVML_SUCCESS) {
+    return rc;
+  }
   const auto& nvlink = call.device().nvlink;
-  if (!nvlink) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= nvlink->link_count || is_active == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const bool active = nvlink->peers.empty() || far_end(*nvlink, link).has_value();
   *is_active = active ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
@@ -53,10 +69,8 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlD
                                                                            unsigned int link,
                                                                            nvmlPciInfo_t* pci) {
   ApiCall call(__func__);
-  if (const nvmlReturn_t rc = call.check_device(device); rc != NVML_SUCCESS) return rc;
+  if (const nvmlReturn_t rc = check_link(call, device, link, pci); rc != NVML_SUCCESS) return rc;
   const auto& nvlink = call.device().nvlink;
-  if (!nvlink) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= nvlink->link_count || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const auto peer = far_end(*nvlink, link);
   const bool to_switch = nvlink->nvswitch && nvlink->peers.empty();
   if (!to_switch && (!peer || *peer >= call.scenario().devices.size())) {
@@ -79,15 +93,13 @@ GPUSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t devic
                                                               nvmlGpuP2PStatus_t* status) {
   ApiCall call(__func__);
   if (const nvmlReturn_t rc = call.check_device(device1); rc != NVML_SUCCESS) return rc;
-  const auto other = gpuscope::fake_nvml::decode_handle(device2);
-  if (!other || other->mig || other->gpu >= call.scenario().devices.size() || status == nullptr) {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
+  const auto other = other_gpu(call, device2);
+  if (!other || status == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const auto& mine = call.device().nvlink;
-  const auto& theirs = call.scenario().devices[other->gpu].nvlink;
+  const auto& theirs = call.scenario().devices[*other].nvlink;
   bool joined = false;
   if (index == NVML_P2P_CAPS_INDEX_NVLINK && mine) {
-    joined = mine->peers.count(other->gpu) > 0 || (mine->nvswitch && theirs && theirs->nvswitch);
+    joined = mine->peers.count(*other) > 0 || (mine->nvswitch && theirs && theirs->nvswitch);
   }
   *status = joined ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_NOT_SUPPORTED;
   return NVML_SUCCESS;

@@ -58,6 +58,19 @@ class ObjectReader {
     return optional<T>(key).value_or(std::move(fallback));
   }
 
+  // The member object `key` as `read(ObjectReader&)` returns it, every key of it checked as
+  // finish() checks; nullopt when it is absent.
+  template <class Read>
+  auto nested(std::string_view key, Read read)
+      -> std::optional<decltype(read(std::declval<ObjectReader&>()))> {
+    const nlohmann::json* value = child(key);
+    if (value == nullptr) return std::nullopt;
+    ObjectReader reader(*value, path_of(key));
+    auto result = read(reader);
+    reader.finish();
+    return result;
+  }
+
   // The member `key` (a JSON null counts as absent), or nullptr.
   const nlohmann::json* child(std::string_view key);
 

@@ -50,16 +50,12 @@ std::optional<std::pair<int, int>> parse_compute_capability(ObjectReader& reader
   return std::pair{json_as<int>((*json)[0], path + "[0]"), json_as<int>((*json)[1], path + "[1]")};
 }
 
-MaxClocks parse_max_clocks(ObjectReader& parent) {
+MaxClocks parse_max_clocks(ObjectReader& reader) {
   MaxClocks clocks;
-  const nlohmann::json* json = parent.child("max_clocks");
-  if (json == nullptr) return clocks;
-  ObjectReader reader(*json, parent.path_of("max_clocks"));
   clocks.sm_mhz = reader.optional<unsigned>("sm_mhz");
   clocks.mem_mhz = reader.optional<unsigned>("mem_mhz");
   clocks.graphics_mhz = reader.optional<unsigned>("graphics_mhz");
   clocks.video_mhz = reader.optional<unsigned>("video_mhz");
-  reader.finish();
   return clocks;
 }
 
@@ -80,30 +76,22 @@ PowerLimits parse_power_limits(ObjectReader& reader) {
   return limits;
 }
 
-TemperatureThresholds parse_thresholds(ObjectReader& parent) {
+TemperatureThresholds parse_thresholds(ObjectReader& reader) {
   TemperatureThresholds thresholds;
-  const nlohmann::json* json = parent.child("temperature_thresholds");
-  if (json == nullptr) return thresholds;
-  ObjectReader reader(*json, parent.path_of("temperature_thresholds"));
   thresholds.slowdown_c = reader.optional<unsigned>("slowdown_c");
   thresholds.shutdown_c = reader.optional<unsigned>("shutdown_c");
   thresholds.gpu_max_c = reader.optional<unsigned>("gpu_max_c");
   thresholds.mem_max_c = reader.optional<unsigned>("mem_max_c");
-  reader.finish();
   return thresholds;
 }
 
-Pcie parse_pcie(ObjectReader& parent) {
+Pcie parse_pcie(ObjectReader& reader) {
   Pcie pcie;
-  const nlohmann::json* json = parent.child("pcie");
-  if (json == nullptr) return pcie;
-  ObjectReader reader(*json, parent.path_of("pcie"));
   pcie.current_gen = reader.optional<unsigned>("current_gen");
   pcie.max_gen = reader.optional<unsigned>("max_gen");
   pcie.gpu_max_gen = reader.optional<unsigned>("gpu_max_gen");
   pcie.current_width = reader.optional<unsigned>("current_width");
   pcie.max_width = reader.optional<unsigned>("max_width");
-  reader.finish();
   return pcie;
 }
 
@@ -117,10 +105,7 @@ std::optional<nvmlComputeMode_t> parse_compute_mode(ObjectReader& reader) {
                       ": expected default, exclusive_process or prohibited");
 }
 
-std::optional<Ecc> parse_ecc(ObjectReader& parent) {
-  const nlohmann::json* json = parent.child("ecc");
-  if (json == nullptr) return std::nullopt;
-  ObjectReader reader(*json, parent.path_of("ecc"));
+Ecc parse_ecc(ObjectReader& reader) {
   Ecc ecc;
   ecc.current = reader.required<bool>("current");
   ecc.pending = reader.value_or("pending", ecc.current);
@@ -128,7 +113,6 @@ std::optional<Ecc> parse_ecc(ObjectReader& parent) {
   ecc.uncorrected_volatile = reader.value_or("uncorrected_volatile", 0ULL);
   ecc.corrected_aggregate = reader.value_or("corrected_aggregate", 0ULL);
   ecc.uncorrected_aggregate = reader.value_or("uncorrected_aggregate", 0ULL);
-  reader.finish();
   return ecc;
 }
 
@@ -168,10 +152,7 @@ MigInstance parse_mig_instance(const nlohmann::json& json, const std::string& pa
   return instance;
 }
 
-std::optional<Mig> parse_mig(ObjectReader& parent, unsigned gpu_index) {
-  const nlohmann::json* json = parent.child("mig");
-  if (json == nullptr) return std::nullopt;
-  ObjectReader reader(*json, parent.path_of("mig"));
+Mig parse_mig(ObjectReader& reader, unsigned gpu_index) {
   Mig mig;
   mig.current = reader.required<bool>("current");
   mig.pending = reader.value_or("pending", mig.current);
@@ -194,7 +175,6 @@ std::optional<Mig> parse_mig(ObjectReader& parent, unsigned gpu_index) {
                                                  static_cast<unsigned>(i)));
     }
   }
-  reader.finish();
   return mig;
 }
 
@@ -223,6 +203,18 @@ void parse_failures(ObjectReader& reader, Device& device) {
   device.lost_at_t = reader.optional<double>("lost_at_t");
 }
 
+Nvlink parse_nvlink(ObjectReader& reader) {
+  Nvlink nvlink{reader.required<unsigned>("link_count"), {}};
+  nvlink.peers = index_map(reader, "peers");
+  nvlink.nvswitch = reader.value_or("nvswitch", false);
+  unsigned linked = 0;
+  for (const auto& [peer, links] : nvlink.peers) linked += links;
+  if (linked > nvlink.link_count) {
+    throw ScenarioError(reader.path_of("peers") + ": more links than link_count");
+  }
+  return nvlink;
+}
+
 WorkloadCurve parse_curve(const nlohmann::json& json, const std::string& path) {
   ObjectReader reader(json, path);
   WorkloadCurve curve;
@@ -249,10 +241,7 @@ WorkloadCurve parse_curve(const nlohmann::json& json, const std::string& path) {
   return curve;
 }
 
-std::optional<PowerResponse> parse_power_response(ObjectReader& parent) {
-  const nlohmann::json* json = parent.child("power_response");
-  if (json == nullptr) return std::nullopt;
-  ObjectReader reader(*json, parent.path_of("power_response"));
+PowerResponse parse_power_response(ObjectReader& reader) {
   PowerResponse response;
   response.idle_power_w = reader.required<double>("idle_power_w");
   response.idle_sm_clock_mhz = reader.required<double>("idle_sm_clock_mhz");
@@ -267,7 +256,6 @@ std::optional<PowerResponse> parse_power_response(ObjectReader& parent) {
   for (const auto& [name, curve] : curves->items()) {
     response.curves.emplace(name, parse_curve(curve, curves_path + "." + name));
   }
-  reader.finish();
   return response;
 }
 
@@ -288,35 +276,25 @@ Device parse_device(const nlohmann::json& json, const std::string& path, unsigne
   device.memory_reserved_bytes = reader.value_or("memory_reserved_bytes", 0ULL);
   device.compute_capability = parse_compute_capability(reader);
   device.memory_bus_width_bits = reader.optional<unsigned>("memory_bus_width_bits");
-  device.max_clocks = parse_max_clocks(reader);
+  device.max_clocks = reader.nested("max_clocks", parse_max_clocks).value_or(MaxClocks{});
   device.power_limits = parse_power_limits(reader);
-  device.temperature_thresholds = parse_thresholds(reader);
-  device.pcie = parse_pcie(reader);
+  device.temperature_thresholds =
+      reader.nested("temperature_thresholds", parse_thresholds).value_or(TemperatureThresholds{});
+  device.pcie = reader.nested("pcie", parse_pcie).value_or(Pcie{});
   device.persistence_mode = reader.optional<bool>("persistence_mode");
   device.compute_mode = parse_compute_mode(reader);
-  device.ecc = parse_ecc(reader);
+  device.ecc = reader.nested("ecc", parse_ecc);
   device.supported_clock_event_reasons =
       reader.optional<unsigned long long>("supported_clock_event_reasons");
   device.gpm_supported = reader.value_or("gpm_supported", false);
   device.energy_counter = reader.value_or("energy_counter", false);
   device.energy_offset_mj = reader.value_or("energy_offset_mj", 0.0);
   device.fan_count = reader.value_or("fan_count", 0U);
-  device.mig = parse_mig(reader, index);
-  if (const nlohmann::json* nvlink = reader.child("nvlink")) {
-    ObjectReader nvlink_reader(*nvlink, reader.path_of("nvlink"));
-    device.nvlink = Nvlink{nvlink_reader.required<unsigned>("link_count"), {}};
-    device.nvlink->peers = index_map(nvlink_reader, "peers");
-    device.nvlink->nvswitch = nvlink_reader.value_or("nvswitch", false);
-    unsigned linked = 0;
-    for (const auto& [peer, links] : device.nvlink->peers) linked += links;
-    if (linked > device.nvlink->link_count) {
-      throw ScenarioError(reader.path_of("nvlink") + ".peers: more links than link_count");
-    }
-    nvlink_reader.finish();
-  }
+  device.mig = reader.nested("mig", [&](ObjectReader& mig) { return parse_mig(mig, index); });
+  device.nvlink = reader.nested("nvlink", parse_nvlink);
   device.pcie_topology = index_map(reader, "pcie_topology");
   parse_failures(reader, device);
-  device.power_response = parse_power_response(reader);
+  device.power_response = reader.nested("power_response", parse_power_response);
   if (const nlohmann::json* timeline = reader.child("timeline")) {
     device.timeline = parse_timeline(*timeline, reader.path_of("timeline"));
   }
