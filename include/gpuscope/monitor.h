@@ -26,7 +26,7 @@ namespace gpuscope::telemetry {
 
 // What every sink is told before the first tick.
 struct SessionInfo {
-  std::vector<GpuIdentity> gpus;
+  std::vector<SampledGpu> gpus;
   double started_unix_s = 0;
   double interval_s = 0;
   std::string host;

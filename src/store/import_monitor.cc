@@ -40,13 +40,13 @@ Result<RunData> run_from_monitor_lines(const std::vector<nlohmann::json>& lines)
   if (session.interval_s > 0) {
     run.configurations.push_back({"monitor", {{"interval_s", session.interval_s}}});
   }
-  for (const telemetry::GpuIdentity& g : session.gpus) {
+  for (const telemetry::SampledGpu& g : session.gpus) {
     GpuRecord gpu;
-    gpu.gpu = static_cast<int>(g.index);
-    gpu.name = g.name;
-    gpu.uuid = g.uuid;
-    gpu.pci_bus_id = g.pci_bus_id;
-    gpu.memory_total_bytes = g.memory_total_bytes;
+    gpu.gpu = static_cast<int>(g.target.gpu_index);
+    gpu.name = g.target.name;
+    gpu.uuid = g.target.gpu_uuid;
+    gpu.pci_bus_id = g.target.pci_bus_id.value_or("");
+    gpu.memory_total_bytes = g.target.memory_total_bytes;
     gpu.power_limit_w = g.power_limit_w;
     gpu.details["gpm"] = g.gpm;
     run.gpus.push_back(std::move(gpu));

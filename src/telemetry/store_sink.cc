@@ -27,13 +27,13 @@ class StoreSink : public Sink {
     run.command_line = session.command_line;
     run.driver_version = session.driver_version;
     run.cuda_driver_version = session.cuda_driver_version;
-    for (const GpuIdentity& g : session.gpus) {
+    for (const SampledGpu& g : session.gpus) {
       store::GpuRecord gpu;
-      gpu.gpu = static_cast<int>(g.index);
-      gpu.name = g.name;
-      gpu.uuid = g.uuid;
-      if (!g.pci_bus_id.empty()) gpu.pci_bus_id = g.pci_bus_id;
-      gpu.memory_total_bytes = g.memory_total_bytes;
+      gpu.gpu = static_cast<int>(g.target.gpu_index);
+      gpu.name = g.target.name;
+      gpu.uuid = g.target.gpu_uuid;
+      gpu.pci_bus_id = g.target.pci_bus_id;
+      gpu.memory_total_bytes = g.target.memory_total_bytes;
       gpu.power_limit_w = g.power_limit_w;
       run.gpus.push_back(std::move(gpu));
     }
@@ -89,7 +89,7 @@ class StoreSink : public Sink {
       rows.push_back({gpu, "", name, value, unit, std::move(tags)});
     };
     for (const GpuSummary& g : summary.gpus) {
-      const int gpu = static_cast<int>(g.gpu.index);
+      const int gpu = static_cast<int>(g.gpu.target.gpu_index);
       if (g.energy) add(gpu, names::kEnergy, g.energy->joules, "J");
       add(gpu, names::kPowerAvg, g.power_avg_w, "W");
       add(gpu, names::kTemperatureMax, g.temperature_max_c, "degC");

@@ -17,9 +17,9 @@ LiveSnapshot snapshot() {
   snap.now_s = 12.0;
   for (unsigned i = 0; i < 2; ++i) {
     LatestGpu gpu;
-    gpu.identity.index = i;
-    gpu.identity.name = i == 0 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-40GB";
-    gpu.identity.pci_bus_id = i == 0 ? "00000000:18:00.0" : "00000000:3B:00.0";
+    gpu.identity.target.gpu_index = i;
+    gpu.identity.target.name = i == 0 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-40GB";
+    gpu.identity.target.pci_bus_id = i == 0 ? "00000000:18:00.0" : "00000000:3B:00.0";
     gpu.identity.gpm = i == 0;
     MetricValues& v = gpu.values;
     if (i == 0) {
