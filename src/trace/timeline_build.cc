@@ -10,15 +10,6 @@ namespace {
 
 constexpr const char* kDataWaitRange = "gpuscope.data_wait";
 
-CopyKind copy_kind(const std::string& kind) {
-  if (kind == "HtoD") return CopyKind::host_to_device;
-  if (kind == "DtoH") return CopyKind::device_to_host;
-  if (kind == "DtoD") return CopyKind::device_to_device;
-  if (kind == "HtoH") return CopyKind::host_to_host;
-  if (kind == "PtoP") return CopyKind::peer;
-  return CopyKind::other;
-}
-
 // Correlation ids count per process: made unique across processes.
 std::uint64_t unique(pid_t pid, std::uint32_t correlation) {
   if (correlation == 0) return 0;
@@ -82,7 +73,7 @@ Timeline build_timeline(const std::vector<ProcessTrace>& processes, pid_t comman
     for (const CopyRecord& c : p.copies) {
       GpuActivity a = gpu_work(GpuActivity::Kind::memcpy, c);
       a.bytes = c.bytes;
-      a.copy = copy_kind(c.kind);
+      a.copy = copy_kind_from_cupti(c.kind);
       a.pageable = c.src_memory == "pageable" || c.dst_memory == "pageable";
       t.gpu.push_back(a);
     }
