@@ -22,11 +22,15 @@
 #include "gpuscope/status.h"
 #include "gpuscope/telemetry.h"
 
+namespace gpuscope::store {
+struct RunRecord;
+}
+
 namespace gpuscope::telemetry {
 
 // What every sink is told before the first tick.
 struct SessionInfo {
-  std::vector<GpuIdentity> gpus;
+  std::vector<SampledGpu> gpus;
   double started_unix_s = 0;
   double interval_s = 0;
   std::string host;
@@ -81,6 +85,10 @@ Result<Recording> recording_from_lines(const std::vector<nlohmann::json>& lines)
 // gpuscope was built without SQLite.
 inline constexpr double kStoreCommitIntervalS = 0.5;
 Result<std::unique_ptr<Sink>> open_store_sink(const std::string& path);
+// The store's run for a monitoring session: kind "monitor", its start, host, versions, command
+// line and a GPU record per sampled GPU. The store sink writes it live; the store's import of a
+// --jsonl recording starts from it.
+store::RunRecord monitor_run_record(const SessionInfo& session);
 
 // The Prometheus text exposition (format 0.0.4) of the latest readings, with dcgm-exporter's
 // metric names and labels (gpu, UUID, pci_bus_id, device, modelName, Hostname). Metrics a GPU

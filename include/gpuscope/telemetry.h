@@ -123,13 +123,13 @@ class MetricValues {
 // ---------------------------------------------------------------------------------------------
 // Samples.
 
-struct GpuIdentity {
-  unsigned index = 0;  // NVML index, as nvidia-smi
-  std::string name;
-  std::string uuid;
-  std::string pci_bus_id;
-  std::optional<std::uint64_t> memory_total_bytes;
-  std::optional<double> power_limit_w;
+// One sampled GPU: the GPU itself (the one GPU description, a whole-GPU Target) and what the
+// sampler reads or can read on it.
+struct SampledGpu {
+  // The whole GPU (never a MIG instance). A GPU lost before sampling started has only its
+  // gpu_index, and `unavailable` set.
+  Target target;
+  std::optional<double> power_limit_w;  // the enforced limit when sampling started
   bool gpm = false;  // GPM metrics are sampled (for the whole GPU, or per instance below)
   // The MIG instances selected on this GPU ("MIG-..." selectors): GPM is sampled per GPU
   // instance for them (GpuSample::instances) instead of for the whole GPU. NVML measures
@@ -161,7 +161,7 @@ struct GpuSample {
   std::optional<double> gpm_interval_s;  // the GPM metrics cover (t_s - this, t_s]
   // The compute processes, when the list was read at this sample (once a second).
   std::optional<std::vector<ProcessSample>> processes;
-  // GPM per selected MIG GPU instance (GpuIdentity::instances), when taken at this sample.
+  // GPM per selected MIG GPU instance (SampledGpu::instances), when taken at this sample.
   std::vector<InstanceSample> instances;
   bool lost = false;  // the GPU stopped answering here; it is not sampled again
   // Readings that failed for another reason than "not supported", the first time each did.
@@ -214,7 +214,7 @@ class Sampler {
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
-  const std::vector<GpuIdentity>& gpus() const;
+  const std::vector<SampledGpu>& gpus() const;
   const SamplerOptions& options() const;
   std::chrono::steady_clock::time_point origin() const;
   double origin_unix_s() const;
@@ -290,7 +290,7 @@ std::map<nvml::ThrottleReason, ThrottleTime> throttle_between(std::span<const Gp
 // The summary of a monitoring session, built as ticks arrive (memory does not grow with time).
 
 struct GpuSummary {
-  GpuIdentity gpu;
+  SampledGpu gpu;
   std::size_t samples = 0;
   double seconds = 0;  // from its first to its last sample
   std::optional<Energy> energy;
@@ -337,7 +337,7 @@ class SummaryBuilder {
  public:
   // `is_command_pid` says whether a PID belongs to the observed command (asked once per PID,
   // while it runs); null: no command.
-  SummaryBuilder(std::vector<GpuIdentity> gpus, double started_unix_s, double interval_s,
+  SummaryBuilder(std::vector<SampledGpu> gpus, double started_unix_s, double interval_s,
                  std::function<bool(unsigned pid)> is_command_pid = {});
   ~SummaryBuilder();
   SummaryBuilder(SummaryBuilder&&) noexcept;

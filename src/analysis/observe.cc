@@ -219,15 +219,16 @@ std::vector<GpuObservations> observe_gpus(const TelemetryContext& c, std::int64_
   for (const telemetry::GpuSample& s : c.recording->samples) {
     if (!s.lost) by_gpu[s.gpu].push_back(s);
   }
-  for (const telemetry::GpuIdentity& id : c.recording->session.gpus) {
+  for (const telemetry::SampledGpu& id : c.recording->session.gpus) {
     GpuObservations g;
-    g.gpu = static_cast<int>(id.index);
-    g.name = id.name;
-    if (id.memory_total_bytes) g.memory_total_bytes = static_cast<double>(*id.memory_total_bytes);
+    g.gpu = static_cast<int>(id.target.gpu_index);
+    g.name = id.target.name;
+    if (id.target.memory_total_bytes)
+      g.memory_total_bytes = static_cast<double>(*id.target.memory_total_bytes);
     g.power_limit_w = id.power_limit_w;
-    auto pids = c.command_pids_by_gpu.find(id.index);
+    auto pids = c.command_pids_by_gpu.find(id.target.gpu_index);
     g.used_by_command = pids != c.command_pids_by_gpu.end() && !pids->second.empty();
-    const std::vector<telemetry::GpuSample>& samples = by_gpu[id.index];
+    const std::vector<telemetry::GpuSample>& samples = by_gpu[id.target.gpu_index];
     if (samples.empty()) {
       out.push_back(g);
       continue;
@@ -255,7 +256,7 @@ std::vector<GpuObservations> observe_gpus(const TelemetryContext& c, std::int64_
     if (!g.power_limit_w) g.power_limit_w = mean(Metric::power_limit_w);
     g.temperature_max_c = telemetry::peak_between(samples, Metric::temperature_c, t0, t1);
     if (!g.memory_total_bytes) g.memory_total_bytes = mean(Metric::memory_total_bytes);
-    if (auto m = c.command_memory_peak_by_gpu.find(id.index);
+    if (auto m = c.command_memory_peak_by_gpu.find(id.target.gpu_index);
         m != c.command_memory_peak_by_gpu.end()) {
       g.memory_peak_bytes = m->second;
     }

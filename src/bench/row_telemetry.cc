@@ -129,7 +129,7 @@ void RowSampler::wait_past(double t) const {
   }
 }
 
-const telemetry::GpuIdentity& RowSampler::gpu() const {
+const telemetry::SampledGpu& RowSampler::gpu() const {
   return sampler_->gpus().front();
 }
 

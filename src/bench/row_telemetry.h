@@ -65,7 +65,7 @@ class RowSampler {
   // The samples so far, as the rows' target sees them (a MIG instance: its own GPM).
   std::vector<telemetry::GpuSample> samples() const;
   bool whole_gpu() const { return !mig_gpu_instance_; }
-  const telemetry::GpuIdentity& gpu() const;
+  const telemetry::SampledGpu& gpu() const;
 
  private:
   RowSampler() = default;

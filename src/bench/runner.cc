@@ -251,8 +251,8 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
                                 started.status().message());
     } else {
       sampler = std::move(started).value();
-      result.gpu_name = sampler->gpu().name;
-      result.gpu_uuid = sampler->gpu().uuid;
+      result.gpu_name = sampler->gpu().target.name;
+      result.gpu_uuid = sampler->gpu().target.gpu_uuid;
     }
     if (o.mig) {
       // The rows' target is the instance: its name and UUID (a resume checks the UUID).

@@ -377,8 +377,8 @@ Result<ShareResult> run_share(const nvml::Session* session, const ShareWorkload&
       result.warnings.push_back("no telemetry (power, energy): " + started.status().message());
     } else {
       sampler = std::move(started).value();
-      result.gpu_name = sampler->gpu().name;
-      result.gpu_uuid = sampler->gpu().uuid;
+      result.gpu_name = sampler->gpu().target.name;
+      result.gpu_uuid = sampler->gpu().target.gpu_uuid;
     }
     if (auto driver = session->driver_version(); driver.ok()) result.driver_version = *driver;
   } else {

@@ -25,13 +25,6 @@ using json = nlohmann::json;
 // The all-reduce sizes go up to 1 GiB; on PCIe a GiB all-reduce takes about 0.1 s, 200 times.
 constexpr double kInterconnectTimeoutSeconds = 600;
 
-// A field every row of the worker's has: absent is a problem of `row`.
-template <typename T>
-T required(JsonFields& row, const char* key, std::optional<T> value) {
-  if (!value && !row.has(key)) row.fail(key, "missing");
-  return value.value_or(T{});
-}
-
 }  // namespace
 
 std::vector<const Target*> interconnect_gpus(const Plan& plan) {
@@ -57,19 +50,19 @@ void add_interconnect_line(std::string_view line, InterconnectReport& report) {
   JsonFields row(j, *type);
   if (*type == "all_reduce") {
     capability::AllReduceResult r;
-    r.gpus = required(row, "gpus", row.opt_int("gpus"));
-    r.bytes = required(row, "bytes", row.opt_unsigned<std::uint64_t>("bytes"));
-    r.iterations = required(row, "iterations", row.opt_int("iterations"));
+    r.gpus = row.integer("gpus");
+    r.bytes = row.count<std::uint64_t>("bytes");
+    r.iterations = row.integer("iterations");
     r.seconds = row.number("seconds");
     r.algorithm_bandwidth = row.number("algorithm_bandwidth");
     r.bus_bandwidth = row.number("bus_bandwidth");
     if (row.status().ok()) report.all_reduce.push_back(r);
   } else if (*type == "peer_copy") {
     capability::PeerCopyResult r;
-    r.source = required(row, "source", row.opt_int("source"));
-    r.destination = required(row, "destination", row.opt_int("destination"));
-    r.peer_access = required(row, "peer_access", row.opt_bool("peer_access"));
-    r.bytes = required(row, "bytes", row.opt_unsigned<std::uint64_t>("bytes"));
+    r.source = row.integer("source");
+    r.destination = row.integer("destination");
+    r.peer_access = row.boolean("peer_access");
+    r.bytes = row.count<std::uint64_t>("bytes");
     r.seconds = row.number("seconds");
     r.bandwidth = row.number("bytes_per_second");
     if (row.status().ok()) report.peer_copies.push_back(r);

@@ -23,9 +23,13 @@ class JsonFields {
     if (!object_.is_object()) fail("", "expected an object");
   }
 
-  // The first problem found, or ok.
+  // The first problem found, or ok, and the key it is about ("" for the object itself).
   const Status& status() const { return status_; }
+  const std::string& failed_key() const { return failed_key_; }
   const std::string& where() const { return where_; }
+
+  // Each field by its type, optional (opt_*: absent or null is nullopt) or required (absent is
+  // a problem, "missing"). A field of another type is a problem either way.
 
   std::optional<std::string> opt_text(const char* key) {
     const nlohmann::json* v = find(key);
@@ -36,11 +40,7 @@ class JsonFields {
     }
     return v->get<std::string>();
   }
-  std::string text(const char* key) {
-    auto v = opt_text(key);
-    if (!v && !has(key)) fail(key, "missing");
-    return v.value_or("");
-  }
+  std::string text(const char* key) { return required(key, opt_text(key)); }
   std::optional<double> opt_number(const char* key) {
     const nlohmann::json* v = find(key);
     if (v == nullptr) return std::nullopt;
@@ -50,11 +50,7 @@ class JsonFields {
     }
     return v->get<double>();
   }
-  double number(const char* key) {
-    auto v = opt_number(key);
-    if (!v && !has(key)) fail(key, "missing");
-    return v.value_or(0);
-  }
+  double number(const char* key) { return required(key, opt_number(key)); }
   std::optional<int> opt_int(const char* key) {
     const nlohmann::json* v = find(key);
     if (v == nullptr) return std::nullopt;
@@ -64,6 +60,7 @@ class JsonFields {
     }
     return v->get<int>();
   }
+  int integer(const char* key) { return required(key, opt_int(key)); }
   // A non-negative integer that fits T (unsigned, std::uint64_t).
   template <typename T>
   std::optional<T> opt_unsigned(const char* key) {
@@ -80,6 +77,10 @@ class JsonFields {
     }
     return static_cast<T>(value);
   }
+  template <typename T>
+  T count(const char* key) {
+    return required(key, opt_unsigned<T>(key));
+  }
   std::optional<bool> opt_bool(const char* key) {
     const nlohmann::json* v = find(key);
     if (v == nullptr) return std::nullopt;
@@ -89,6 +90,7 @@ class JsonFields {
     }
     return v->get<bool>();
   }
+  bool boolean(const char* key) { return required(key, opt_bool(key)); }
   // An object or array member, or a null json when absent (null counts as absent).
   const nlohmann::json& member(const char* key) {
     const nlohmann::json* v = find(key);
@@ -120,14 +122,28 @@ class JsonFields {
 
   void fail(std::string_view key, std::string_view why) {
     if (!status_.ok()) return;
+    failed_key_ = key;
     // where.key, or the one of them there is (a document's top level has no where).
     const std::string path = key.empty()      ? where_
                              : where_.empty() ? std::string(key)
                                               : fmt::format("{}.{}", where_, key);
     status_ = Status(Code::data_error, fmt::format("{}: {}", path, why));
   }
+  // Takes on the first problem of `member`, the reader of this object's member `key` (made with
+  // where() + "." + key), as this object's problem with `key`.
+  void take_problem(const char* key, const JsonFields& member) {
+    if (!status_.ok() || member.status().ok()) return;
+    failed_key_ = key;
+    status_ = member.status();
+  }
 
  private:
+  template <typename T>
+  T required(const char* key, std::optional<T> value) {
+    if (!value && !has(key)) fail(key, "missing");
+    return value.value_or(T{});
+  }
+
   const nlohmann::json* find(const char* key) const {
     if (!object_.is_object()) return nullptr;
     auto it = object_.find(key);
@@ -138,6 +154,7 @@ class JsonFields {
   const nlohmann::json& object_;
   std::string where_;
   Status status_;
+  std::string failed_key_;
   inline static const nlohmann::json null_{};
   inline static const nlohmann::json empty_list_ = nlohmann::json::array();
 };

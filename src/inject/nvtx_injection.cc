@@ -319,30 +319,26 @@ auto guarded(F&& body, decltype(body()) fallback) noexcept -> decltype(body()) {
   }
 }
 
+// The same for an entry point that returns nothing.
+template <class F>
+void guarded(F&& body) noexcept {
+  try {
+    body();
+  } catch (...) {
+  }
+}
+
 void NVTX_API MarkEx(const nvtxEventAttributes_t* a) {
-  guarded(
-      [&] {
-        std::string w;
-        mark(nullptr, message_of(a, w), a);
-        return 0;
-      },
-      0);
+  guarded([&] {
+    std::string w;
+    mark(nullptr, message_of(a, w), a);
+  });
 }
 void NVTX_API MarkA(const char* m) {
-  guarded(
-      [&] {
-        mark(nullptr, ascii(m), nullptr);
-        return 0;
-      },
-      0);
+  guarded([&] { mark(nullptr, ascii(m), nullptr); });
 }
 void NVTX_API MarkW(const wchar_t* m) {
-  guarded(
-      [&] {
-        mark(nullptr, wide_to_utf8(m), nullptr);
-        return 0;
-      },
-      0);
+  guarded([&] { mark(nullptr, wide_to_utf8(m), nullptr); });
 }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) {
   return guarded(
@@ -359,12 +355,7 @@ nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* m) {
   return guarded([&] { return range_start(nullptr, wide_to_utf8(m)); }, nvtxRangeId_t{0});
 }
 void NVTX_API RangeEnd(nvtxRangeId_t id) {
-  guarded(
-      [&] {
-        range_end(id);
-        return 0;
-      },
-      0);
+  guarded([&] { range_end(id); });
 }
 int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) {
   return guarded(
@@ -384,46 +375,23 @@ int NVTX_API RangePop() {
   return guarded([&] { return pop(nullptr); }, -1);
 }
 void NVTX_API NameCategoryA(uint32_t c, const char* n) {
-  guarded(
-      [&] {
-        name_category(nullptr, c, ascii(n));
-        return 0;
-      },
-      0);
+  guarded([&] { name_category(nullptr, c, ascii(n)); });
 }
 void NVTX_API NameCategoryW(uint32_t c, const wchar_t* n) {
-  guarded(
-      [&] {
-        name_category(nullptr, c, wide_to_utf8(n));
-        return 0;
-      },
-      0);
+  guarded([&] { name_category(nullptr, c, wide_to_utf8(n)); });
 }
 void NVTX_API NameOsThreadA(uint32_t t, const char* n) {
-  guarded(
-      [&] {
-        name_thread(t, ascii(n));
-        return 0;
-      },
-      0);
+  guarded([&] { name_thread(t, ascii(n)); });
 }
 void NVTX_API NameOsThreadW(uint32_t t, const wchar_t* n) {
-  guarded(
-      [&] {
-        name_thread(t, wide_to_utf8(n));
-        return 0;
-      },
-      0);
+  guarded([&] { name_thread(t, wide_to_utf8(n)); });
 }
 
 void NVTX_API DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  guarded(
-      [&] {
-        std::string w;
-        mark(d, message_of(a, w), a);
-        return 0;
-      },
-      0);
+  guarded([&] {
+    std::string w;
+    mark(d, message_of(a, w), a);
+  });
 }
 nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   return guarded(
@@ -434,12 +402,7 @@ nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventA
       nvtxRangeId_t{0});
 }
 void NVTX_API DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) {
-  guarded(
-      [&] {
-        range_end(id);
-        return 0;
-      },
-      0);
+  guarded([&] { range_end(id); });
 }
 int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   return guarded(
@@ -453,20 +416,10 @@ int NVTX_API DomainRangePop(nvtxDomainHandle_t d) {
   return guarded([&] { return pop(d); }, -1);
 }
 void NVTX_API DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t c, const char* n) {
-  guarded(
-      [&] {
-        name_category(d, c, ascii(n));
-        return 0;
-      },
-      0);
+  guarded([&] { name_category(d, c, ascii(n)); });
 }
 void NVTX_API DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t c, const wchar_t* n) {
-  guarded(
-      [&] {
-        name_category(d, c, wide_to_utf8(n));
-        return 0;
-      },
-      0);
+  guarded([&] { name_category(d, c, wide_to_utf8(n)); });
 }
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* s) {
   return guarded([&] { return register_string(ascii(s)); }, nvtxStringHandle_t{nullptr});

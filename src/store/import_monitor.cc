@@ -25,13 +25,7 @@ Result<RunData> run_from_monitor_lines(const std::vector<nlohmann::json>& lines)
   const telemetry::SessionInfo& session = recording.session;
   RunData data;
   RunRecord& run = data.run;
-  run.kind = "monitor";
-  run.started_unix_s = session.started_unix_s;
-  run.host = session.host;
-  run.gpuscope_version = session.gpuscope_version;
-  run.driver_version = session.driver_version;
-  run.cuda_driver_version = session.cuda_driver_version;
-  run.command_line = session.command_line;
+  run = telemetry::monitor_run_record(session);
   if (run.command_line.empty()) {
     run.command_line = "gpuscope monitor";
     if (!session.command.empty()) run.command_line += " --";
@@ -40,17 +34,8 @@ Result<RunData> run_from_monitor_lines(const std::vector<nlohmann::json>& lines)
   if (session.interval_s > 0) {
     run.configurations.push_back({"monitor", {{"interval_s", session.interval_s}}});
   }
-  for (const telemetry::GpuIdentity& g : session.gpus) {
-    GpuRecord gpu;
-    gpu.gpu = static_cast<int>(g.index);
-    gpu.name = g.name;
-    gpu.uuid = g.uuid;
-    gpu.pci_bus_id = g.pci_bus_id;
-    gpu.memory_total_bytes = g.memory_total_bytes;
-    gpu.power_limit_w = g.power_limit_w;
-    gpu.details["gpm"] = g.gpm;
-    run.gpus.push_back(std::move(gpu));
-  }
+  for (std::size_t i = 0; i < run.gpus.size(); ++i)
+    run.gpus[i].details["gpm"] = session.gpus[i].gpm;
 
   std::map<std::pair<int, std::string>, TelemetrySeries> series;
   for (const telemetry::GpuSample& sample : recording.samples) {

@@ -15,7 +15,7 @@ class CsvSink : public Sink {
   std::string describe() const override { return "CSV file " + file_->path(); }
 
   Status begin(const SessionInfo& session) override {
-    for (const GpuIdentity& g : session.gpus) uuids_.emplace(g.index, g.uuid);
+    for (const SampledGpu& g : session.gpus) uuids_.emplace(g.target.gpu_index, g.target.gpu_uuid);
     std::string header = "unix_s,t_s,gpu,uuid,lost";
     for (const MetricInfo& info : metric_catalogue()) {
       header += ',';

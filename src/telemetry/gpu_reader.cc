@@ -16,9 +16,9 @@ constexpr std::uint64_t kCostCalls = 5;
 
 }  // namespace
 
-GpuReader::GpuReader(GpuIdentity identity) : identity_(std::move(identity)) {}
+GpuReader::GpuReader(SampledGpu identity) : identity_(std::move(identity)) {}
 
-GpuReader::GpuReader(nvml::Device device, GpuIdentity identity,
+GpuReader::GpuReader(nvml::Device device, SampledGpu identity,
                      std::unique_ptr<nvml::GpmSampler> gpm,
                      std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm,
                      bool processes, double slow_reading_s)
@@ -29,7 +29,7 @@ GpuReader::GpuReader(nvml::Device device, GpuIdentity identity,
       processes_(processes),
       slow_reading_s_(slow_reading_s) {}
 
-std::unique_ptr<GpuReader> GpuReader::lost_from_start(GpuIdentity identity) {
+std::unique_ptr<GpuReader> GpuReader::lost_from_start(SampledGpu identity) {
   std::unique_ptr<GpuReader> reader(new GpuReader(std::move(identity)));
   reader->lost_ = true;
   return reader;
@@ -88,7 +88,7 @@ std::vector<ReadingCost> GpuReader::costs() const {
 GpuSample GpuReader::read(double t_s, double unix_s, std::chrono::steady_clock::time_point gpm_time,
                           bool slow) {
   GpuSample sample;
-  sample.gpu = identity_.index;
+  sample.gpu = identity_.target.gpu_index;
   sample.t_s = t_s;
   sample.unix_s = unix_s;
   slow_round_ = slow;

@@ -23,13 +23,13 @@ class GpuReader {
   // holds a GPM sampler per MIG GPU instance to sample (GpuSample::instances). REQUIRES: the
   // device's Session outlives the reader. Readings costing more than `slow_reading_s` per call
   // move to the slow rounds.
-  GpuReader(nvml::Device device, GpuIdentity identity, std::unique_ptr<nvml::GpmSampler> gpm,
+  GpuReader(nvml::Device device, SampledGpu identity, std::unique_ptr<nvml::GpmSampler> gpm,
             std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm, bool processes,
             double slow_reading_s);
   // A reader for a GPU that was already lost when the sampler opened: its first sample says so.
-  static std::unique_ptr<GpuReader> lost_from_start(GpuIdentity identity);
+  static std::unique_ptr<GpuReader> lost_from_start(SampledGpu identity);
 
-  const GpuIdentity& identity() const { return identity_; }
+  const SampledGpu& identity() const { return identity_; }
   bool lost() const { return lost_; }
   // What each reading's NVML calls cost so far (wall time), and which were moved to the
   // once-a-second rounds for their cost.
@@ -41,7 +41,7 @@ class GpuReader {
                  bool slow);
 
  private:
-  GpuReader(GpuIdentity identity);
+  GpuReader(SampledGpu identity);
   // Calls a reading and unwraps it, timing the call. not_supported: absent, and the reading is
   // never asked again; gpu_lost: marks the GPU lost; anything else: a problem, reported once.
   template <typename Call>
@@ -57,7 +57,7 @@ class GpuReader {
   void read_processes(GpuSample& sample);
 
   std::optional<nvml::Device> device_;
-  GpuIdentity identity_;
+  SampledGpu identity_;
   std::unique_ptr<nvml::GpmSampler> gpm_;
   std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm_;
   bool processes_ = true;

@@ -25,7 +25,7 @@ class JsonlSink : public Sink {
 
   Status begin(const SessionInfo& session) override {
     json gpus = json::array();
-    for (const GpuIdentity& g : session.gpus) gpus.push_back(detail::identity_to_json(g));
+    for (const SampledGpu& g : session.gpus) gpus.push_back(detail::identity_to_json(g));
     json line = {{"type", "session"},
                  {"kind", kKind},
                  {"schema_version", kJsonlSchemaVersion},

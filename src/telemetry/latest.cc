@@ -2,14 +2,14 @@
 
 namespace gpuscope::telemetry::detail {
 
-Latest::Latest(const std::vector<GpuIdentity>& gpus) {
-  for (const GpuIdentity& id : gpus) gpus_.push_back(LatestGpu{id, {}, {}, false, {}});
+Latest::Latest(const std::vector<SampledGpu>& gpus) {
+  for (const SampledGpu& id : gpus) gpus_.push_back(LatestGpu{id, {}, {}, false, {}});
 }
 
 void Latest::add(const Tick& tick) {
   for (const GpuSample& sample : tick.gpus) {
     for (LatestGpu& gpu : gpus_) {
-      if (gpu.identity.index != sample.gpu) continue;
+      if (gpu.identity.target.gpu_index != sample.gpu) continue;
       if (sample.lost) {
         gpu.lost = true;
         gpu.values = MetricValues{};

@@ -11,7 +11,7 @@
 namespace gpuscope::telemetry::detail {
 
 struct LatestGpu {
-  GpuIdentity identity;
+  SampledGpu identity;
   MetricValues values;
   std::optional<double> t_s;  // of the last sample
   bool lost = false;
@@ -20,7 +20,7 @@ struct LatestGpu {
 
 class Latest {
  public:
-  explicit Latest(const std::vector<GpuIdentity>& gpus);
+  explicit Latest(const std::vector<SampledGpu>& gpus);
   void add(const Tick& tick);
   const std::vector<LatestGpu>& gpus() const { return gpus_; }
 

@@ -34,7 +34,7 @@ class LinesSink : public Sink {
     next_ = (next_ ? *next_ : tick.t_s) + 1.0;
     for (const LatestGpu& g : latest_->gpus()) {
       if (g.lost) {
-        out_ << fmt::format("{:>8.1f} {:>3} lost\n", tick.t_s, g.identity.index);
+        out_ << fmt::format("{:>8.1f} {:>3} lost\n", tick.t_s, g.identity.target.gpu_index);
         continue;
       }
       const MetricValues& v = g.values;
@@ -47,7 +47,7 @@ class LinesSink : public Sink {
         }
       }
       out_ << fmt::format(
-          "{:>8.1f} {:>3} {} {} {} {} {} {} {} {}  {}\n", tick.t_s, g.identity.index,
+          "{:>8.1f} {:>3} {} {} {} {} {} {} {} {}  {}\n", tick.t_s, g.identity.target.gpu_index,
           cell(v.get(Metric::sm_activity), 100, 5), cell(v.get(Metric::tensor_activity), 100, 6),
           cell(v.get(Metric::dram_activity), 100, 5), cell(v.get(Metric::gpu_utilization), 100, 5),
           cell(v.get(Metric::memory_used_bytes), 1.0 / (1 << 30), 9, 2),

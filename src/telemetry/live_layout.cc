@@ -140,11 +140,14 @@ void plot(Rows& rows, const std::deque<HistoryPoint>& history, double now_s, int
 
 void gpu_panel(Rows& rows, const LatestGpu& gpu, const std::deque<HistoryPoint>& history,
                const LiveSnapshot& snap, int plot_rows) {
-  const GpuIdentity& id = gpu.identity;
+  const SampledGpu& id = gpu.identity;
   const MetricValues& v = gpu.values;
   {
     ScreenRow& row = rows.add();
-    rows.put(row, 0, fmt::format("GPU {}  {}  {}", id.index, id.name, id.pci_bus_id), Style::title);
+    rows.put(row, 0,
+             fmt::format("GPU {}  {}  {}", id.target.gpu_index, id.target.name,
+                         id.target.pci_bus_id.value_or("")),
+             Style::title);
     if (gpu.lost) {
       rows.put(row, rows.width() - 26, " LOST: stopped answering ", Style::lost);
       return;
@@ -262,8 +265,8 @@ void process_list(Rows& rows, const LiveSnapshot& snap, const ViewState& view, i
   };
   std::vector<Entry> entries;
   for (const LatestGpu& g : snap.gpus) {
-    if (view.selected && g.identity.index != *view.selected) continue;
-    for (const ProcessSample& p : g.processes) entries.push_back({g.identity.index, p});
+    if (view.selected && g.identity.target.gpu_index != *view.selected) continue;
+    for (const ProcessSample& p : g.processes) entries.push_back({g.identity.target.gpu_index, p});
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.p.used_memory_bytes.value_or(0) > b.p.used_memory_bytes.value_or(0);
@@ -344,7 +347,8 @@ std::vector<ScreenRow> layout_live_view(const LiveSnapshot& snap, const ViewStat
   }
   std::vector<std::size_t> shown;
   for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
-    if (!view.selected || snap.gpus[i].identity.index == *view.selected) shown.push_back(i);
+    if (!view.selected || snap.gpus[i].identity.target.gpu_index == *view.selected)
+      shown.push_back(i);
   }
   const bool wide = width >= 100;
   const int panel_rows = wide ? 6 : 9;  // title, 3 (or 6) meter rows, clocks, throttle

@@ -2,7 +2,7 @@
 
 namespace gpuscope::telemetry::detail {
 
-LiveState::LiveState(const std::vector<GpuIdentity>& gpus, double interval_s,
+LiveState::LiveState(const std::vector<SampledGpu>& gpus, double interval_s,
                      std::vector<std::string> command, std::string listening)
     : latest_(gpus) {
   base_.history.resize(gpus.size());
@@ -19,7 +19,7 @@ void LiveState::add(const Tick& tick) {
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     bool sampled = false;
     for (const GpuSample& s : tick.gpus)
-      sampled = sampled || (s.gpu == gpus[i].identity.index && !s.lost);
+      sampled = sampled || (s.gpu == gpus[i].identity.target.gpu_index && !s.lost);
     if (!sampled) continue;
     auto& history = base_.history[i];
     const MetricValues& v = gpus[i].values;

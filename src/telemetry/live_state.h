@@ -35,7 +35,7 @@ class LiveState {
   static constexpr std::size_t kHistoryPoints = 6000;  // 10 min at 100 ms
   static constexpr std::size_t kOutputLines = 200;
 
-  LiveState(const std::vector<GpuIdentity>& gpus, double interval_s,
+  LiveState(const std::vector<SampledGpu>& gpus, double interval_s,
             std::vector<std::string> command, std::string listening);
   void add(const Tick& tick);
   void add_output(std::string line);

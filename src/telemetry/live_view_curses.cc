@@ -101,7 +101,7 @@ void select_next(ViewState& view, const LiveSnapshot& snap, int step) {
   if (n == 0) return;
   int position = -1;  // -1: all
   for (int i = 0; i < n; ++i) {
-    if (view.selected && snap.gpus[i].identity.index == *view.selected) position = i;
+    if (view.selected && snap.gpus[i].identity.target.gpu_index == *view.selected) position = i;
   }
   position += step;
   if (position >= n) position = -1;
@@ -109,7 +109,7 @@ void select_next(ViewState& view, const LiveSnapshot& snap, int step) {
   if (position < 0) {
     view.selected.reset();
   } else {
-    view.selected = snap.gpus[position].identity.index;
+    view.selected = snap.gpus[position].identity.target.gpu_index;
   }
 }
 
@@ -149,8 +149,8 @@ Result<bool> run_live_view(const LiveState& state, const std::function<bool()>& 
       default:
         if (key >= '0' && key <= '9') {
           for (const LatestGpu& g : snap.gpus) {
-            if (g.identity.index == static_cast<unsigned>(key - '0'))
-              view.selected = g.identity.index;
+            if (g.identity.target.gpu_index == static_cast<unsigned>(key - '0'))
+              view.selected = g.identity.target.gpu_index;
           }
         }
         break;

@@ -48,13 +48,14 @@ std::string escape_help(std::string_view text) {
   return out;
 }
 
-std::string labels(const GpuIdentity& gpu, const std::string& host) {
+std::string labels(const SampledGpu& gpu, const std::string& host) {
   // dcgm-exporter's "device" is the /dev/nvidiaN node; NVML's index matches it on the usual
   // machines (no GPUs hidden from the driver).
   return fmt::format(
       R"({{gpu="{}",UUID="{}",pci_bus_id="{}",device="nvidia{}",modelName="{}",Hostname="{}"}})",
-      gpu.index, escape_label_value(gpu.uuid), escape_label_value(gpu.pci_bus_id), gpu.index,
-      escape_label_value(gpu.name), escape_label_value(host));
+      gpu.target.gpu_index, escape_label_value(gpu.target.gpu_uuid),
+      escape_label_value(gpu.target.pci_bus_id.value_or("")), gpu.target.gpu_index,
+      escape_label_value(gpu.target.name), escape_label_value(host));
 }
 
 }  // namespace

@@ -16,25 +16,27 @@ double joules_to_wh(double j) {
 
 }  // namespace
 
-json identity_to_json(const GpuIdentity& gpu) {
-  json j = {{"index", gpu.index},
-            {"name", gpu.name},
-            {"uuid", gpu.uuid},
-            {"pci_bus_id", gpu.pci_bus_id},
+json identity_to_json(const SampledGpu& gpu) {
+  const Target& t = gpu.target;
+  json j = {{"index", t.gpu_index},
+            {"name", t.name},
+            {"uuid", t.gpu_uuid},
+            {"pci_bus_id", t.pci_bus_id.value_or("")},
             {"gpm", gpu.gpm}};
-  if (gpu.memory_total_bytes) j["memory_total_bytes"] = *gpu.memory_total_bytes;
+  if (t.memory_total_bytes) j["memory_total_bytes"] = *t.memory_total_bytes;
   put(j, "power_limit_w", gpu.power_limit_w);
   return j;
 }
 
-GpuIdentity identity_from_json(gpuscope::detail::JsonFields& f) {
-  GpuIdentity gpu;
-  gpu.index = f.opt_unsigned<unsigned>("index").value_or(0);
-  gpu.name = f.opt_text("name").value_or("");
-  gpu.uuid = f.opt_text("uuid").value_or("");
-  gpu.pci_bus_id = f.opt_text("pci_bus_id").value_or("");
+SampledGpu identity_from_json(gpuscope::detail::JsonFields& f) {
+  SampledGpu gpu;
+  Target& t = gpu.target;
+  t.gpu_index = f.opt_unsigned<unsigned>("index").value_or(0);
+  t.name = t.gpu_name = f.opt_text("name").value_or("");
+  t.gpu_uuid = f.opt_text("uuid").value_or("");
+  if (auto pci = f.opt_text("pci_bus_id"); pci && !pci->empty()) t.pci_bus_id = *pci;
+  t.memory_total_bytes = f.opt_unsigned<std::uint64_t>("memory_total_bytes");
   gpu.gpm = f.opt_bool("gpm").value_or(false);
-  gpu.memory_total_bytes = f.opt_unsigned<std::uint64_t>("memory_total_bytes");
   gpu.power_limit_w = f.opt_number("power_limit_w");
   return gpu;
 }

@@ -10,9 +10,9 @@
 
 namespace gpuscope::telemetry::detail {
 
-nlohmann::json identity_to_json(const GpuIdentity& gpu);
+nlohmann::json identity_to_json(const SampledGpu& gpu);
 // Problems (a field of the wrong type) are left in `fields`.
-GpuIdentity identity_from_json(gpuscope::detail::JsonFields& fields);
+SampledGpu identity_from_json(gpuscope::detail::JsonFields& fields);
 
 // {"type": "sample", "t_s", "unix_s", "gpu", metrics by name (absent = not read),
 //  "gpm_interval_s", "processes": [...] when read, "problems": [...] when any}.

@@ -31,22 +31,11 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-GpuIdentity identify(const nvml::Device& device) {
-  GpuIdentity id;
-  id.index = device.index();
-  id.name = device.name().value_or("");
-  id.uuid = device.uuid().value_or("");
-  if (auto pci = device.pci(); pci.ok()) id.pci_bus_id = pci->bus_id;
-  if (auto memory = device.memory(); memory.ok()) id.memory_total_bytes = memory->total_bytes;
-  if (auto limit = device.enforced_power_limit_w(); limit.ok()) id.power_limit_w = *limit;
-  return id;
-}
-
 }  // namespace
 
 struct Sampler::State {
   SamplerOptions options;
-  std::vector<GpuIdentity> identities;
+  std::vector<SampledGpu> gpus;
   std::vector<std::unique_ptr<detail::GpuReader>> readers;
   Clock::time_point origin;
   double origin_unix_s = 0;
@@ -131,7 +120,8 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
   }
   if (!chosen.ok()) return chosen.status();
 
-  // One reader per GPU, in NVML order; the MIG instances chosen on it get GPM of their own.
+  // One reader per GPU, in NVML order, sampling the whole GPU as list_targets() described it;
+  // the MIG instances chosen on it get GPM of their own.
   std::vector<unsigned> gpus;
   std::map<unsigned, std::vector<Target>> instances;
   for (Target& t : *chosen) {
@@ -143,33 +133,36 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
   auto state = std::make_unique<State>();
   state->options = options;
   for (unsigned index : gpus) {
-    GpuIdentity id;
-    id.index = index;
+    SampledGpu gpu;
     auto device = session.device_by_index(index);
     if (!device.ok() && device.code() == Code::gpu_lost) {
       // Lost before we started: say so in the first round, and sample the others.
-      state->readers.push_back(detail::GpuReader::lost_from_start(id));
-      state->identities.push_back(id);
+      gpu.target.gpu_index = index;
+      gpu.target.unavailable = device.status();
+      state->readers.push_back(detail::GpuReader::lost_from_start(gpu));
+      state->gpus.push_back(gpu);
       continue;
     }
     if (!device.ok()) return device.status();
-    id = identify(*device);
+    gpu.target = *std::find_if(available.begin(), available.end(),
+                               [&](const Target& t) { return !t.mig && t.gpu_index == index; });
+    if (auto limit = device->enforced_power_limit_w(); limit.ok()) gpu.power_limit_w = *limit;
     std::unique_ptr<nvml::GpmSampler> gpm;
     std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm;
     if (auto it = instances.find(index); it != instances.end()) {
-      id.instances = it->second;
+      gpu.instances = it->second;
       for (const Target& t : it->second) {
         auto opened = nvml::GpmSampler::open(*device, t.mig->gpu_instance_id);
         if (opened.ok()) instance_gpm.emplace(t.mig->gpu_instance_id, std::move(opened).value());
       }
-      id.gpm = !instance_gpm.empty();
+      gpu.gpm = !instance_gpm.empty();
     } else if (auto opened = nvml::GpmSampler::open(*device); opened.ok()) {
       gpm = std::move(opened).value();
-      id.gpm = true;
+      gpu.gpm = true;
     }
-    state->identities.push_back(id);
+    state->gpus.push_back(gpu);
     state->readers.push_back(
-        std::make_unique<detail::GpuReader>(*device, id, std::move(gpm), std::move(instance_gpm),
+        std::make_unique<detail::GpuReader>(*device, gpu, std::move(gpm), std::move(instance_gpm),
                                             options.processes, options.slow_reading_threshold_s));
   }
   state->origin = Clock::now();
@@ -177,8 +170,8 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
   return std::unique_ptr<Sampler>(new Sampler(std::move(state)));
 }
 
-const std::vector<GpuIdentity>& Sampler::gpus() const {
-  return state_->identities;
+const std::vector<SampledGpu>& Sampler::gpus() const {
+  return state_->gpus;
 }
 
 const SamplerOptions& Sampler::options() const {

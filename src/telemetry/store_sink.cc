@@ -11,6 +11,29 @@
 #include "gpuscope/store.h"
 
 namespace gpuscope::telemetry {
+
+store::RunRecord monitor_run_record(const SessionInfo& session) {
+  store::RunRecord run;
+  run.kind = "monitor";
+  run.started_unix_s = session.started_unix_s;
+  run.host = session.host;
+  run.gpuscope_version = session.gpuscope_version;
+  run.command_line = session.command_line;
+  run.driver_version = session.driver_version;
+  run.cuda_driver_version = session.cuda_driver_version;
+  for (const SampledGpu& g : session.gpus) {
+    store::GpuRecord gpu;
+    gpu.gpu = static_cast<int>(g.target.gpu_index);
+    gpu.name = g.target.name;
+    gpu.uuid = g.target.gpu_uuid;
+    gpu.pci_bus_id = g.target.pci_bus_id;
+    gpu.memory_total_bytes = g.target.memory_total_bytes;
+    gpu.power_limit_w = g.power_limit_w;
+    run.gpus.push_back(std::move(gpu));
+  }
+  return run;
+}
+
 namespace {
 
 class StoreSink : public Sink {
@@ -19,25 +42,7 @@ class StoreSink : public Sink {
   std::string describe() const override { return "results store " + db_->path(); }
 
   Status begin(const SessionInfo& session) override {
-    store::RunRecord run;
-    run.kind = "monitor";
-    run.started_unix_s = session.started_unix_s;
-    run.host = session.host;
-    run.gpuscope_version = session.gpuscope_version;
-    run.command_line = session.command_line;
-    run.driver_version = session.driver_version;
-    run.cuda_driver_version = session.cuda_driver_version;
-    for (const GpuIdentity& g : session.gpus) {
-      store::GpuRecord gpu;
-      gpu.gpu = static_cast<int>(g.index);
-      gpu.name = g.name;
-      gpu.uuid = g.uuid;
-      if (!g.pci_bus_id.empty()) gpu.pci_bus_id = g.pci_bus_id;
-      gpu.memory_total_bytes = g.memory_total_bytes;
-      gpu.power_limit_w = g.power_limit_w;
-      run.gpus.push_back(std::move(gpu));
-    }
-    GPUSCOPE_ASSIGN_OR_RETURN(run_, db_->write_run(run));
+    GPUSCOPE_ASSIGN_OR_RETURN(run_, db_->write_run(monitor_run_record(session)));
     last_commit_ = std::chrono::steady_clock::now();
     return Status{};
   }
@@ -89,7 +94,7 @@ class StoreSink : public Sink {
       rows.push_back({gpu, "", name, value, unit, std::move(tags)});
     };
     for (const GpuSummary& g : summary.gpus) {
-      const int gpu = static_cast<int>(g.gpu.index);
+      const int gpu = static_cast<int>(g.gpu.target.gpu_index);
       if (g.energy) add(gpu, names::kEnergy, g.energy->joules, "J");
       add(gpu, names::kPowerAvg, g.power_avg_w, "W");
       add(gpu, names::kTemperatureMax, g.temperature_max_c, "degC");

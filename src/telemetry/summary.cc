@@ -9,7 +9,7 @@ namespace gpuscope::telemetry {
 
 struct SummaryBuilder::State {
   struct Gpu {
-    GpuIdentity identity;
+    SampledGpu identity;
     detail::SeriesAccumulator series;
     std::optional<double> lost_at_s;
     std::vector<std::string> problems;
@@ -27,7 +27,7 @@ struct SummaryBuilder::State {
 
   Gpu* find(unsigned index) {
     for (Gpu& g : gpus) {
-      if (g.identity.index == index) return &g;
+      if (g.identity.target.gpu_index == index) return &g;
     }
     return nullptr;
   }
@@ -54,10 +54,10 @@ struct SummaryBuilder::State {
   }
 };
 
-SummaryBuilder::SummaryBuilder(std::vector<GpuIdentity> gpus, double started_unix_s,
+SummaryBuilder::SummaryBuilder(std::vector<SampledGpu> gpus, double started_unix_s,
                                double interval_s, std::function<bool(unsigned pid)> is_command_pid)
     : state_(std::make_unique<State>()) {
-  for (GpuIdentity& id : gpus) {
+  for (SampledGpu& id : gpus) {
     State::Gpu gpu;
     gpu.identity = std::move(id);
     state_->gpus.push_back(std::move(gpu));
@@ -132,7 +132,7 @@ Summary SummaryBuilder::summary(double wall_s) const {
     gs.command_pids.assign(g.command_pids.begin(), g.command_pids.end());
     gs.command_memory_peak_bytes = g.command_memory_peak;
     any_list = any_list || g.process_list_read;
-    if (!g.command_pids.empty()) command_gpus.push_back(g.identity.index);
+    if (!g.command_pids.empty()) command_gpus.push_back(g.identity.target.gpu_index);
     if (gs.energy) out.energy_j = out.energy_j.value_or(0) + gs.energy->joules;
     out.gpus.push_back(std::move(gs));
   }

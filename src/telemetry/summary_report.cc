@@ -45,8 +45,8 @@ void print_summary(const MonitorResult& result, std::ostream& out) {
   }
   out << head << '\n';
   for (const GpuSummary& g : s.gpus) {
-    out << fmt::format("GPU {}  {}  ({}, {})", g.gpu.index, g.gpu.name, g.gpu.uuid,
-                       g.gpu.pci_bus_id);
+    out << fmt::format("GPU {}  {}  ({}, {})", g.gpu.target.gpu_index, g.gpu.target.name,
+                       g.gpu.target.gpu_uuid, g.gpu.target.pci_bus_id.value_or(""));
     if (s.command_gpus) {
       out << (g.command_pids.empty() ? "  not used by the command" : "  used by the command");
     }
@@ -70,9 +70,9 @@ void print_summary(const MonitorResult& result, std::ostream& out) {
     if (g.memory_peak_bytes) {
       std::string line =
           fmt::format("  memory          peak {}", detail::format_bytes(*g.memory_peak_bytes));
-      if (g.gpu.memory_total_bytes) {
-        line += fmt::format(" of {}",
-                            detail::format_bytes(static_cast<double>(*g.gpu.memory_total_bytes)));
+      if (g.gpu.target.memory_total_bytes) {
+        line += fmt::format(
+            " of {}", detail::format_bytes(static_cast<double>(*g.gpu.target.memory_total_bytes)));
       }
       if (g.command_memory_peak_bytes) {
         line +=

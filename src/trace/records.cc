@@ -1,40 +1,50 @@
 #include "trace/records.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
+#include "common/json_fields.h"
 
 namespace gpuscope::trace {
 namespace detail {
 namespace {
 
+using gpuscope::detail::JsonFields;
 using nlohmann::json;
 
-uint64_t u64(const json& r, const char* key, uint64_t fallback = 0) {
-  const auto found = r.find(key);
-  if (found == r.end() || !found->is_number()) return fallback;
-  return found->is_number_float() ? static_cast<uint64_t>(found->get<double>())
-                                  : found->get<uint64_t>();
+// The fields of one record, named "<record type>.<field>" in problems. What the injection
+// library always writes is required (absent: "missing"); what it writes only when set is
+// optional, read with opt_*.
+uint32_t u32(JsonFields& r, const char* key) {
+  return r.count<uint32_t>(key);
 }
-uint32_t u32(const json& r, const char* key) {
-  return static_cast<uint32_t>(u64(r, key));
+uint64_t u64(JsonFields& r, const char* key) {
+  return r.count<uint64_t>(key);
 }
-std::optional<uint32_t> opt_u32(const json& r, const char* key) {
-  if (!r.contains(key) || !r[key].is_number()) return std::nullopt;
-  return u32(r, key);
+std::optional<uint32_t> opt_u32(JsonFields& r, const char* key) {
+  return r.opt_unsigned<uint32_t>(key);
 }
-std::string str(const json& r, const char* key) {
-  const auto found = r.find(key);
-  return found != r.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-std::array<uint32_t, 3> triple(const json& r, const char* key) {
+// A required [x, y, z] of unsigned integers (a grid or block shape).
+std::array<uint32_t, 3> triple(JsonFields& r, const char* key) {
   std::array<uint32_t, 3> out{};
-  const auto found = r.find(key);
-  if (found == r.end() || !found->is_array()) return out;
-  for (size_t i = 0; i < 3 && i < found->size(); ++i) {
-    if ((*found)[i].is_number()) out[i] = (*found)[i].get<uint32_t>();
+  if (!r.has(key)) r.fail(key, "missing");
+  const json& list = r.list(key);
+  if (list.size() != 3) {
+    if (r.has(key)) r.fail(key, "expected a list of 3 non-negative integers");
+    return out;
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    if (!list[i].is_number_unsigned() || list[i].get<uint64_t>() > UINT32_MAX) {
+      r.fail(key, "expected a list of 3 non-negative integers");
+      return out;
+    }
+    out[i] = list[i].get<uint32_t>();
   }
   return out;
 }
@@ -47,51 +57,45 @@ ThreadInfo& thread(ProcessTrace& trace, uint32_t tid) {
   return trace.threads.back();
 }
 
-Status read_header(const json& r, TraceHeader& h) {
-  if (!r.is_object() || str(r, "t") != "header") {
+Status read_header(const json& record, TraceHeader& h) {
+  JsonFields r(record, "header");
+  if (r.opt_text("t") != "header") {
     return {Code::data_error, "not a gpuscope record file: the first line is not a header"};
   }
-  h.version = static_cast<int>(u64(r, "version"));
+  h.version = r.integer("version");
+  GPUSCOPE_RETURN_IF_ERROR(r.status());
   if (h.version != kRecordFormatVersion) {
     return {Code::data_error, "record format version " + std::to_string(h.version) +
                                   " (this reader knows " + std::to_string(kRecordFormatVersion) +
                                   ")"};
   }
-  h.pid = r.value("pid", int64_t{0});
-  h.ppid = r.value("ppid", int64_t{0});
-  h.host = str(r, "host");
-  h.exe = str(r, "exe");
-  if (r.contains("cmdline") && r["cmdline"].is_array()) {
-    for (const auto& arg : r["cmdline"]) {
-      if (arg.is_string()) h.cmdline.push_back(arg.get<std::string>());
-    }
-  }
-  h.started_by = str(r, "started_by");
-  h.clock = str(r, "clock");
+  h.pid = r.integer("pid");
+  h.ppid = r.integer("ppid");
+  h.host = r.text("host");
+  h.exe = r.text("exe");
+  h.cmdline = r.texts("cmdline");
+  h.started_by = r.text("started_by");
+  h.clock = r.text("clock");
   h.origin_ns = u64(r, "origin_ns");
   h.origin_realtime_ns = u64(r, "origin_realtime_ns");
-  if (r.contains("window") && r["window"].is_object()) {
-    const json& w = r["window"];
-    if (w.contains("skip_steps")) h.window.skip_steps = u64(w, "skip_steps");
-    if (w.contains("steps")) h.window.steps = u64(w, "steps");
-    if (w.contains("skip_s")) h.window.skip_s = w["skip_s"].get<double>();
-    if (w.contains("duration_s")) h.window.duration_s = w["duration_s"].get<double>();
-  }
-  h.step_mark = str(r, "step_mark");
-  h.kinds = str(r, "kinds");
+  if (!r.has("window")) r.fail("window", "missing");
+  JsonFields w(r.member("window"), "header.window");
+  h.window.skip_steps = w.opt_unsigned<uint64_t>("skip_steps");
+  h.window.steps = w.opt_unsigned<uint64_t>("steps");
+  h.window.skip_s = w.opt_number("skip_s");
+  h.window.duration_s = w.opt_number("duration_s");
+  r.take_problem("window", w);
+  h.step_mark = r.text("step_mark");
+  h.kinds = r.text("kinds");
   h.max_bytes = u64(r, "max_bytes");
   h.flush_ms = u64(r, "flush_ms");
-  if (r.contains("config_errors") && r["config_errors"].is_array()) {
-    for (const auto& e : r["config_errors"]) {
-      if (e.is_string()) h.config_errors.push_back(e.get<std::string>());
-    }
-  }
-  return {};
+  h.config_errors = r.texts("config_errors");
+  return r.status();
 }
 
 // The fields every record of work on the GPU carries (kernels, copies, memsets).
 template <class GpuWork>
-void read_gpu_work(const json& r, GpuWork& w) {
+void read_gpu_work(JsonFields& r, GpuWork& w) {
   w.start_ns = u64(r, "start");
   w.end_ns = u64(r, "end");
   w.device = u32(r, "dev");
@@ -100,11 +104,21 @@ void read_gpu_work(const json& r, GpuWork& w) {
   w.correlation = u32(r, "corr");
 }
 
-// One record after the header. False: a type this reader does not know.
-bool apply(const json& r, ProcessTrace& trace) {
-  const std::string type = str(r, "t");
+// One record after the header, into `trace` only when it reads whole. Fails with data_error
+// naming the record and field for a field missing or of the wrong type; false: a type this
+// reader does not know.
+Result<bool> apply(const json& record, ProcessTrace& trace) {
+  JsonFields untyped(record, "record");
+  const std::string type = untyped.text("t");
+  GPUSCOPE_RETURN_IF_ERROR(untyped.status());
+  JsonFields r(record, type);
+  const auto keep = [&r](auto& list, auto&& item) {
+    if (r.status().ok()) list.push_back(std::move(item));
+  };
   if (type == "name") {
-    trace.names[u32(r, "id")] = str(r, "s");
+    const uint32_t id = u32(r, "id");
+    std::string text = r.text("s");
+    if (r.status().ok()) trace.names[id] = std::move(text);
   } else if (type == "kernel") {
     KernelRecord k;
     read_gpu_work(r, k);
@@ -114,28 +128,28 @@ bool apply(const json& r, ProcessTrace& trace) {
     k.registers_per_thread = u32(r, "regs");
     k.static_shared_bytes = u32(r, "smem_static");
     k.dynamic_shared_bytes = u32(r, "smem_dynamic");
-    k.graph_id = u32(r, "graph");
-    k.graph_node_id = u64(r, "graph_node");
-    trace.kernels.push_back(k);
+    k.graph_id = opt_u32(r, "graph").value_or(0);
+    k.graph_node_id = r.opt_unsigned<uint64_t>("graph_node").value_or(0);
+    keep(trace.kernels, k);
   } else if (type == "memcpy") {
     CopyRecord c;
     read_gpu_work(r, c);
     c.bytes = u64(r, "bytes");
-    c.kind = str(r, "kind");
-    c.src_memory = str(r, "src");
-    c.dst_memory = str(r, "dst");
-    c.async = r.value("async", false);
+    c.kind = r.text("kind");
+    c.src_memory = r.text("src");
+    c.dst_memory = r.text("dst");
+    c.async = r.boolean("async");
     c.src_device = opt_u32(r, "src_dev");
     c.dst_device = opt_u32(r, "dst_dev");
-    c.graph_id = u32(r, "graph");
-    trace.copies.push_back(std::move(c));
+    c.graph_id = opt_u32(r, "graph").value_or(0);
+    keep(trace.copies, c);
   } else if (type == "memset") {
     MemsetRecord m;
     read_gpu_work(r, m);
     m.bytes = u64(r, "bytes");
-    m.memory = str(r, "mem");
-    m.graph_id = u32(r, "graph");
-    trace.memsets.push_back(std::move(m));
+    m.memory = r.text("mem");
+    m.graph_id = opt_u32(r, "graph").value_or(0);
+    keep(trace.memsets, m);
   } else if (type == "runtime" || type == "driver") {
     ApiCall a;
     a.runtime = type == "runtime";
@@ -145,38 +159,38 @@ bool apply(const json& r, ProcessTrace& trace) {
     a.correlation = u32(r, "corr");
     a.name = u32(r, "name");
     a.cbid = u32(r, "cbid");
-    a.result = u32(r, "ret");
-    trace.api_calls.push_back(a);
+    a.result = opt_u32(r, "ret").value_or(0);
+    keep(trace.api_calls, a);
   } else if (type == "sync") {
     SyncRecord s;
     s.start_ns = u64(r, "start");
     s.end_ns = u64(r, "end");
-    s.type = str(r, "type");
+    s.type = r.text("type");
     s.correlation = u32(r, "corr");
     s.context = opt_u32(r, "ctx");
     s.stream = opt_u32(r, "stream");
     s.event = opt_u32(r, "event");
-    trace.syncs.push_back(std::move(s));
+    keep(trace.syncs, s);
   } else if (type == "overhead") {
     OverheadRecord o;
     o.start_ns = u64(r, "start");
     o.end_ns = u64(r, "end");
-    o.kind = str(r, "kind");
+    o.kind = r.text("kind");
     o.tid = opt_u32(r, "tid");
     o.device = opt_u32(r, "dev");
     o.context = opt_u32(r, "ctx");
     o.stream = opt_u32(r, "stream");
     o.queue_length = opt_u32(r, "queue_length");
-    trace.overheads.push_back(std::move(o));
+    keep(trace.overheads, o);
   } else if (type == "mark") {
     NvtxMark m;
     m.ts_ns = u64(r, "ts");
     m.tid = u32(r, "tid");
     m.name = u32(r, "name");
-    m.domain = u32(r, "dom");
-    m.category = u32(r, "cat");
-    if (r.contains("payload") && r["payload"].is_number()) m.payload = r["payload"].get<double>();
-    trace.marks.push_back(m);
+    m.domain = opt_u32(r, "dom").value_or(0);
+    m.category = opt_u32(r, "cat").value_or(0);
+    m.payload = r.opt_number("payload");
+    keep(trace.marks, m);
   } else if (type == "range") {
     NvtxRange g;
     g.start_ns = u64(r, "start");
@@ -185,58 +199,87 @@ bool apply(const json& r, ProcessTrace& trace) {
     g.end_tid = opt_u32(r, "end_tid");
     g.name = u32(r, "name");
     g.depth = opt_u32(r, "depth");
-    g.domain = u32(r, "dom");
-    trace.ranges.push_back(g);
+    g.domain = opt_u32(r, "dom").value_or(0);
+    keep(trace.ranges, g);
   } else if (type == "step") {
-    trace.steps.push_back(StepMark{u64(r, "n"), u64(r, "ts"), u32(r, "tid")});
+    keep(trace.steps, StepMark{u64(r, "n"), u64(r, "ts"), u32(r, "tid")});
   } else if (type == "thread") {
-    thread(trace, u32(r, "tid")).comm = str(r, "comm");
+    const uint32_t tid = u32(r, "tid");
+    std::string comm = r.text("comm");
+    if (r.status().ok()) thread(trace, tid).comm = std::move(comm);
   } else if (type == "thread_name") {
+    const uint32_t tid = u32(r, "tid");
     const uint32_t id = u32(r, "name");
-    thread(trace, u32(r, "tid")).nvtx_name = std::string(trace.name(id));
+    if (r.status().ok()) thread(trace, tid).nvtx_name = std::string(trace.name(id));
   } else if (type == "domain") {
-    trace.domains[u32(r, "dom")] = u32(r, "name");
+    const uint32_t domain = u32(r, "dom");
+    const uint32_t name = u32(r, "name");
+    if (r.status().ok()) trace.domains[domain] = name;
   } else if (type == "category") {
     // Kept in the file for people; no analysis uses category names yet.
-  } else if (type == "window_begin") {
-    trace.window.begin_ns = u64(r, "ts");
-    trace.window.first_step = u64(r, "step");
-    trace.window.begin_reason = str(r, "reason");
-    if (r.contains("enable_ns")) trace.window.enable_ns = u64(r, "enable_ns");
-  } else if (type == "window_end") {
-    trace.window.end_ns = u64(r, "ts");
-    trace.window.end_step = u64(r, "step");
-    trace.window.end_reason = str(r, "reason");
-    if (r.contains("disable_ns")) trace.window.disable_ns = u64(r, "disable_ns");
+  } else if (type == "window_begin" || type == "window_end") {
+    const bool begin = type == "window_begin";
+    const uint64_t ts = u64(r, "ts");
+    const uint64_t step = u64(r, "step");
+    std::string reason = r.text("reason");
+    const std::optional<uint64_t> cost =
+        r.opt_unsigned<uint64_t>(begin ? "enable_ns" : "disable_ns");
+    if (r.status().ok()) {
+      TraceWindow& w = trace.window;
+      (begin ? w.begin_ns : w.end_ns) = ts;
+      (begin ? w.first_step : w.end_step) = step;
+      (begin ? w.begin_reason : w.end_reason) = std::move(reason);
+      if (cost) (begin ? w.enable_ns : w.disable_ns) = cost;
+    }
   } else if (type == "window_gpu_end") {
-    trace.window.gpu_end_ns = u64(r, "ts");
-    trace.window.gpu_end_status = str(r, "status");
-    if (r.contains("disable_ns")) trace.window.disable_ns = u64(r, "disable_ns");
+    const uint64_t ts = u64(r, "ts");
+    std::string status = r.text("status");
+    const std::optional<uint64_t> disable_ns = r.opt_unsigned<uint64_t>("disable_ns");
+    if (r.status().ok()) {
+      trace.window.gpu_end_ns = ts;
+      trace.window.gpu_end_status = std::move(status);
+      if (disable_ns) trace.window.disable_ns = disable_ns;
+    }
   } else if (type == "cupti") {
-    trace.cupti.status = str(r, "status");
-    trace.cupti.reason = str(r, "reason");
-    trace.cupti.version = u32(r, "version");
+    std::string status = r.text("status");
+    std::string reason = r.opt_text("reason").value_or("");
+    const uint32_t version = u32(r, "version");
+    if (r.status().ok()) {
+      trace.cupti.status = std::move(status);
+      trace.cupti.reason = std::move(reason);
+      trace.cupti.version = version;
+    }
   } else if (type == "cupti_error") {
-    trace.cupti.errors.push_back(str(r, "call") + " " + str(r, "kind") + ": " + str(r, "error"));
+    keep(trace.cupti.errors, r.text("call") + " " + r.text("kind") + ": " + r.text("error"));
   } else if (type == "dropped") {
-    if (str(r, "reason") == "cupti_buffers") {
-      trace.dropped_cupti += u64(r, "count");
+    // CUPTI's count, or what GPUSCOPE_TRACE_MAX_BYTES left out, per record kind.
+    if (r.text("reason") == "cupti_buffers") {
+      const uint64_t count = u64(r, "count");
+      if (r.status().ok()) trace.dropped_cupti += count;
     } else {
-      for (const auto& [key, value] : r.items()) {
+      std::map<std::string, uint64_t> by_kind;
+      for (const auto& [key, value] : record.items()) {
         if (key == "t" || key == "reason" || key == "total" || !value.is_number()) continue;
-        trace.dropped_by_kind[key] += value.get<uint64_t>();
+        by_kind[key] = u64(r, key.c_str());
+      }
+      if (r.status().ok()) {
+        for (const auto& [kind, count] : by_kind) trace.dropped_by_kind[kind] += count;
       }
     }
   } else if (type == "signal") {
-    trace.signals.push_back(static_cast<int>(r.value("sig", 0)));
+    keep(trace.signals, r.integer("sig"));
   } else if (type == "fork") {
-    trace.forks_ns.push_back(u64(r, "ts"));
+    keep(trace.forks_ns, u64(r, "ts"));
   } else if (type == "end") {
-    trace.ended = true;
-    trace.end_reason = str(r, "reason");
-  } else {
+    std::string reason = r.text("reason");
+    if (r.status().ok()) {
+      trace.ended = true;
+      trace.end_reason = std::move(reason);
+    }
+  } else if (r.status().ok()) {
     return false;
   }
+  GPUSCOPE_RETURN_IF_ERROR(r.status());
   return true;
 }
 
@@ -245,7 +288,9 @@ bool apply(const json& r, ProcessTrace& trace) {
 Status parse_records(std::string_view text, ProcessTrace& trace) {
   bool have_header = false;
   size_t pos = 0;
+  size_t number = 0;  // of the line
   while (pos < text.size()) {
+    ++number;
     size_t end = text.find('\n', pos);
     const bool cut = end == std::string_view::npos;
     if (cut) end = text.size();
@@ -258,16 +303,14 @@ Status parse_records(std::string_view text, ProcessTrace& trace) {
       ++trace.malformed_lines;
       continue;
     }
-    try {
-      if (!have_header) {
-        GPUSCOPE_RETURN_IF_ERROR(read_header(record, trace.header));
-        have_header = true;
-      } else if (!apply(record, trace)) {
-        ++trace.unknown_records;
-      }
-    } catch (const json::exception&) {  // a field of the wrong type
-      ++trace.malformed_lines;
+    if (!have_header) {
+      GPUSCOPE_RETURN_IF_ERROR(read_header(record, trace.header));
+      have_header = true;
+      continue;
     }
+    auto applied = apply(record, trace);
+    if (!applied.ok()) return applied.status().with_context(fmt::format("line {}", number));
+    if (!*applied) ++trace.unknown_records;
   }
   if (!have_header) return {Code::data_error, "not a gpuscope record file: empty"};
   trace.truncated = !trace.ended;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -66,11 +67,7 @@ double percentile(std::vector<double> values, double p) {
 
 std::string copy_key(const GpuActivity& a) {
   if (a.kind == GpuActivity::Kind::memset) return "memset";
-  std::string key = copy_kind_name(a.copy);
-  if (a.copy == CopyKind::host_to_device || a.copy == CopyKind::device_to_host) {
-    key += a.pageable ? " pageable" : " pinned";
-  }
-  return key;
+  return std::string(copy_kind_name(a.copy)) + host_memory_suffix(a);
 }
 
 // Step boundaries from marks or ranges of the main process (any process when it has none).
@@ -160,22 +157,51 @@ std::vector<std::int64_t> boundaries_from_kernels(const Timeline& t, StepSource&
 
 }  // namespace
 
-const char* copy_kind_name(CopyKind kind) {
-  switch (kind) {
-    case CopyKind::host_to_device:
-      return "host_to_device";
-    case CopyKind::device_to_host:
-      return "device_to_host";
-    case CopyKind::device_to_device:
-      return "device_to_device";
-    case CopyKind::host_to_host:
-      return "host_to_host";
-    case CopyKind::peer:
-      return "peer";
-    case CopyKind::other:
-      return "other";
+namespace {
+
+// Each copy kind with its two names: ours and CUPTI's.
+struct CopyKindNames {
+  CopyKind kind;
+  const char* name;
+  const char* cupti;
+};
+constexpr CopyKindNames kCopyKinds[] = {
+    {CopyKind::host_to_device, "host_to_device", "HtoD"},
+    {CopyKind::device_to_host, "device_to_host", "DtoH"},
+    {CopyKind::device_to_device, "device_to_device", "DtoD"},
+    {CopyKind::host_to_host, "host_to_host", "HtoH"},
+    {CopyKind::peer, "peer", "PtoP"},
+    {CopyKind::other, "other", "copy"},
+};
+
+const CopyKindNames& names_of(CopyKind kind) {
+  for (const CopyKindNames& n : kCopyKinds) {
+    if (n.kind == kind) return n;
   }
-  return "other";
+  return kCopyKinds[std::size(kCopyKinds) - 1];
+}
+
+}  // namespace
+
+const char* copy_kind_name(CopyKind kind) {
+  return names_of(kind).name;
+}
+
+const char* cupti_copy_name(CopyKind kind) {
+  return names_of(kind).cupti;
+}
+
+const char* host_memory_suffix(const GpuActivity& a) {
+  if (a.kind != GpuActivity::Kind::memcpy) return "";
+  if (a.copy != CopyKind::host_to_device && a.copy != CopyKind::device_to_host) return "";
+  return a.pageable ? " pageable" : " pinned";
+}
+
+CopyKind copy_kind_from_cupti(std::string_view name) {
+  for (const CopyKindNames& n : kCopyKinds) {
+    if (n.kind != CopyKind::other && name == n.cupti) return n.kind;
+  }
+  return CopyKind::other;
 }
 
 const char* step_source_name(StepSource source) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -21,7 +22,12 @@ enum class CopyKind {
   peer,
   other,
 };
+// A copy kind's name in summary.json ("host_to_device", ...).
 const char* copy_kind_name(CopyKind kind);
+// Its name in CUPTI's records and the Chrome trace ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP"; other
+// is "copy"), and the kind such a name is (other for the rest: "HtoA", ...).
+const char* cupti_copy_name(CopyKind kind);
+CopyKind copy_kind_from_cupti(std::string_view name);
 
 struct GpuActivity {
   enum class Kind { kernel, memcpy, memset };
@@ -37,6 +43,9 @@ struct GpuActivity {
   std::uint64_t correlation = 0;
   std::optional<std::uint32_t> graph;  // launched as part of this CUDA graph
 };
+// " pageable" or " pinned" for a copy between host and device (its host memory sets its
+// speed); "" for any other activity.
+const char* host_memory_suffix(const GpuActivity& a);
 
 struct HostInterval {
   enum class Kind {

@@ -10,15 +10,6 @@ namespace {
 
 constexpr const char* kDataWaitRange = "gpuscope.data_wait";
 
-CopyKind copy_kind(const std::string& kind) {
-  if (kind == "HtoD") return CopyKind::host_to_device;
-  if (kind == "DtoH") return CopyKind::device_to_host;
-  if (kind == "DtoD") return CopyKind::device_to_device;
-  if (kind == "HtoH") return CopyKind::host_to_host;
-  if (kind == "PtoP") return CopyKind::peer;
-  return CopyKind::other;
-}
-
 // Correlation ids count per process: made unique across processes.
 std::uint64_t unique(pid_t pid, std::uint32_t correlation) {
   if (correlation == 0) return 0;
@@ -61,45 +52,34 @@ Timeline build_timeline(const std::vector<ProcessTrace>& processes, pid_t comman
       ids.emplace(id, interned);
       return interned;
     };
-    for (const KernelRecord& k : p.kernels) {
+    // What every record of work on the GPU says (kernels, copies, memsets).
+    auto gpu_work = [&](GpuActivity::Kind kind, const auto& w) {
       GpuActivity a;
-      a.kind = GpuActivity::Kind::kernel;
-      a.device = static_cast<int>(k.device);
-      a.stream = k.stream;
-      a.start_ns = ns(k.start_ns);
-      a.end_ns = ns(k.end_ns);
+      a.kind = kind;
+      a.device = static_cast<int>(w.device);
+      a.stream = w.stream;
+      a.start_ns = ns(w.start_ns);
+      a.end_ns = ns(w.end_ns);
       a.pid = pid;
+      a.correlation = unique(pid, w.correlation);
+      if (w.graph_id != 0) a.graph = w.graph_id;
+      return a;
+    };
+    for (const KernelRecord& k : p.kernels) {
+      GpuActivity a = gpu_work(GpuActivity::Kind::kernel, k);
       a.name = name(k.name);
-      a.correlation = unique(pid, k.correlation);
-      if (k.graph_id != 0) a.graph = k.graph_id;
       t.gpu.push_back(a);
     }
     for (const CopyRecord& c : p.copies) {
-      GpuActivity a;
-      a.kind = GpuActivity::Kind::memcpy;
-      a.device = static_cast<int>(c.device);
-      a.stream = c.stream;
-      a.start_ns = ns(c.start_ns);
-      a.end_ns = ns(c.end_ns);
-      a.pid = pid;
+      GpuActivity a = gpu_work(GpuActivity::Kind::memcpy, c);
       a.bytes = c.bytes;
-      a.copy = copy_kind(c.kind);
+      a.copy = copy_kind_from_cupti(c.kind);
       a.pageable = c.src_memory == "pageable" || c.dst_memory == "pageable";
-      a.correlation = unique(pid, c.correlation);
-      if (c.graph_id != 0) a.graph = c.graph_id;
       t.gpu.push_back(a);
     }
     for (const MemsetRecord& m : p.memsets) {
-      GpuActivity a;
-      a.kind = GpuActivity::Kind::memset;
-      a.device = static_cast<int>(m.device);
-      a.stream = m.stream;
-      a.start_ns = ns(m.start_ns);
-      a.end_ns = ns(m.end_ns);
-      a.pid = pid;
+      GpuActivity a = gpu_work(GpuActivity::Kind::memset, m);
       a.bytes = m.bytes;
-      a.correlation = unique(pid, m.correlation);
-      if (m.graph_id != 0) a.graph = m.graph_id;
       t.gpu.push_back(a);
     }
     std::unordered_map<std::uint32_t, pid_t> thread_of;  // correlation -> the calling thread

@@ -21,31 +21,7 @@ std::string bytes_text(std::uint64_t bytes) {
 
 std::string copy_name(const GpuActivity& a) {
   if (a.kind == GpuActivity::Kind::memset) return "memset " + bytes_text(a.bytes);
-  std::string name;
-  switch (a.copy) {
-    case CopyKind::host_to_device:
-      name = "HtoD";
-      break;
-    case CopyKind::device_to_host:
-      name = "DtoH";
-      break;
-    case CopyKind::device_to_device:
-      name = "DtoD";
-      break;
-    case CopyKind::host_to_host:
-      name = "HtoH";
-      break;
-    case CopyKind::peer:
-      name = "PtoP";
-      break;
-    case CopyKind::other:
-      name = "copy";
-      break;
-  }
-  if (a.copy == CopyKind::host_to_device || a.copy == CopyKind::device_to_host) {
-    name += a.pageable ? " pageable" : " pinned";
-  }
-  return name + " " + bytes_text(a.bytes);
+  return std::string(cupti_copy_name(a.copy)) + host_memory_suffix(a) + " " + bytes_text(a.bytes);
 }
 
 std::int64_t origin_of(const Timeline& t) {

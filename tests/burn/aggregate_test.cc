@@ -2,6 +2,7 @@
 // host-link tables, and the target's outcome; and the exit code of a whole burn.
 #include "burn/aggregate.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -185,14 +186,23 @@ TEST(BurnAggregate, WithoutAnEnergyCounterPowerIsIntegrated) {
   EXPECT_TRUE(bf16.flop_per_joule);
 }
 
-TEST(BurnAggregate, ASpanTooShortForTheSensorsGivesNoEnergy) {
+// A worker that sent one window of two GEMMs in 3 ms, `elapsed_s` into its run, received at
+// `at` s, with `nan_count` NaNs, and nothing after it.
+WorkerRun one_window_run(const char* precision, double elapsed_s, int nan_count, double at) {
   WorkerRun run;
-  ASSERT_TRUE(add_line(run.stream,
-                       R"({"v":1,"type":"gemm_window","precision":"bf16","window":0,"gemms":2,)"
-                       R"("flop":2.2e12,"seconds":0.003,"elapsed_seconds":0.3,)"
-                       R"("flop_per_second":7.3e14,"mismatches":0,"nan_count":0,"inf_count":0})",
-                       5.0)
-                  .ok());
+  const Status added = add_line(
+      run.stream,
+      fmt::format(R"({{"v":1,"type":"gemm_window","precision":"{}","window":0,"gemms":2,)"
+                  R"("flop":2.2e12,"seconds":0.003,"elapsed_seconds":{},)"
+                  R"("flop_per_second":7.3e14,"mismatches":0,"nan_count":{},"inf_count":0}})",
+                  precision, elapsed_s, nan_count),
+      at);
+  EXPECT_TRUE(added.ok()) << added.to_string();
+  return run;
+}
+
+TEST(BurnAggregate, ASpanTooShortForTheSensorsGivesNoEnergy) {
+  WorkerRun run = one_window_run("bf16", 0.3, 0, 5.0);
   run.exit = ProcessExit{0, std::nullopt, false, 6};
   const TargetTelemetry g = telemetry();
   const TargetResult r = aggregate_target(h100_target(), run, &g, context({Precision::bf16}));
@@ -222,13 +232,7 @@ TEST(BurnAggregate, AWrongResultFailsTheTargetWithTheWorkersMessage) {
 }
 
 TEST(BurnAggregate, WrongCountsAloneAlsoFailTheTarget) {
-  WorkerRun run;
-  ASSERT_TRUE(add_line(run.stream,
-                       R"({"v":1,"type":"gemm_window","precision":"fp16","window":0,"gemms":2,)"
-                       R"("flop":2.2e12,"seconds":0.003,"elapsed_seconds":1.0,)"
-                       R"("flop_per_second":7.3e14,"mismatches":0,"nan_count":2,"inf_count":0})",
-                       2.0)
-                  .ok());
+  WorkerRun run = one_window_run("fp16", 1.0, 2, 2.0);
   run.exit = ProcessExit{std::nullopt, SIGKILL, false, 3};
   const TargetResult r = aggregate_target(h100_target(), run, nullptr, context({Precision::fp16}));
   EXPECT_EQ(r.outcome, Outcome::verification_failed);

@@ -236,12 +236,14 @@ TEST_F(CliBurn, TwoWholeGpusAlsoMeasureTheLinksBetweenThem) {
   script(kBothGpus, kInterconnectScript);
   CliRun run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link");
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Interconnect: 2 GPUs together (GPU 0, GPU 1)"));
-  // From NVML (the fake's scenario): 12 of GPU 0's 18 NVLinks go to GPU 1.
-  EXPECT_THAT(run.out, HasSubstr("  GPU 0 <-> GPU 1: NV12 (12 NVLinks, PCIe SYS)"));
-  EXPECT_THAT(run.out, HasSubstr("    1024 MiB           332.1           332.1"));
-  EXPECT_THAT(run.out, HasSubstr("copy GPU 0 -> GPU 1: 391.8 GB/s (peer to peer)"));
-  EXPECT_THAT(run.out, HasSubstr("copy GPU 1 -> GPU 0: 26.8 GB/s (staged by the driver)"));
+  // The link line from NVML (the fake's scenario): 12 of GPU 0's 18 NVLinks go to GPU 1.
+  for (const char* shown : {"Interconnect: 2 GPUs together (GPU 0, GPU 1)",
+                            "  GPU 0 <-> GPU 1: NV12 (12 NVLinks, PCIe SYS)",
+                            "    1024 MiB           332.1           332.1",
+                            "copy GPU 0 -> GPU 1: 391.8 GB/s (peer to peer)",
+                            "copy GPU 1 -> GPU 0: 26.8 GB/s (staged by the driver)"}) {
+    EXPECT_THAT(run.out, HasSubstr(shown));
+  }
   // One worker sees both GPUs, in plan order.
   EXPECT_EQ(slurp(dir_ + "/" + kBothGpus + ".args"),
             std::string("--interconnect\nCUDA_VISIBLE_DEVICES=") + kBothGpus + "\n");
@@ -301,11 +303,11 @@ TEST_F(CliBurn, CtrlCPrintsWhatWasMeasuredAndExits130) {
 )");
   CliRun run = gpuscope("h100_sxm.json", "--precision bf16,fp8");
   EXPECT_EQ(run.exit_code, kExitInterrupted) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("[interrupted]"));
-  EXPECT_THAT(run.out, HasSubstr("bf16       767.0"));
-  EXPECT_THAT(run.out, HasSubstr("partial"));
-  EXPECT_THAT(run.out, HasSubstr("fp8        not run: interrupted before it ran"));
-  EXPECT_THAT(run.out, HasSubstr("Result: interrupted"));
+  for (const char* shown :
+       {"[interrupted]", "bf16       767.0", "partial",
+        "fp8        not run: interrupted before it ran", "Result: interrupted"}) {
+    EXPECT_THAT(run.out, HasSubstr(shown));
+  }
   EXPECT_THAT(run.err, HasSubstr("gpuscope: interrupted; printed what was measured"));
 }
 

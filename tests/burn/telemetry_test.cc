@@ -163,7 +163,7 @@ TEST_F(BurnSampling, SamplesOneGpuPerPhysicalGpu) {
                                "MIG-11111111-1111-1111-1111-111111111111", "0"});
   ASSERT_NE(sampler, nullptr);
   ASSERT_EQ(sampler->gpus().size(), 1u);
-  EXPECT_EQ(sampler->gpus()[0].index, 0u);
+  EXPECT_EQ(sampler->gpus()[0].target.gpu_index, 0u);
   EXPECT_TRUE(sampler->gpus()[0].gpm);
   ASSERT_EQ(sampler->gpus()[0].instances.size(), 2u);
   EXPECT_EQ(sampler->gpus()[0].instances[0].mig->gpu_instance_id, 1u);

@@ -69,6 +69,39 @@ TEST(WorkerStream, CountsLinesThatAreNotProtocolObjects) {
   EXPECT_EQ(s.last_type, "");
 }
 
+// A field of the wrong type is a bad line, said and left out, even where the field is optional:
+// never read as zero (or as a rate made up from other fields).
+TEST(WorkerStream, RefusesMistypedOptionalFieldsRatherThanReadingZeros) {
+  WorkerStream s;
+  const Status device = add_line(s,
+                                 R"({"v":1,"type":"device","name":"NVIDIA H100 80GB HBM3",)"
+                                 R"("uuid":"GPU-1","sm_count":"132","total_memory_bytes":-1})",
+                                 0);
+  EXPECT_EQ(device.code(), Code::data_error);
+  EXPECT_THAT(device.message(), HasSubstr("'device' line without a valid 'sm_count'"));
+  EXPECT_FALSE(s.device);
+  const Status window =
+      add_line(s,
+               R"({"v":1,"type":"gemm_window","precision":"bf16","window":0,"gemms":2,)"
+               R"("flop":4.0e12,"seconds":0.5,"elapsed_seconds":0.6,"flop_per_second":"fast",)"
+               R"("mismatches":0,"nan_count":0,"inf_count":0})",
+               0);
+  EXPECT_EQ(window.code(), Code::data_error);
+  EXPECT_THAT(window.message(), HasSubstr("'gemm_window' line without a valid 'flop_per_second'"));
+  EXPECT_TRUE(s.windows.empty());
+  const Status result =
+      add_line(s,
+               R"({"v":1,"type":"gemm_result","precision":"bf16","n":8192,"partial":false,)"
+               R"("windows":3,"flop_per_second":{"median":7.6e14},"verification":)"
+               R"({"gemms_checked":150,"mismatches":0,"nan_count":0,"inf_count":0,)"
+               R"("reference_tiles_checked":"4","reference_tiles_failed":0,"ok":true}})",
+               0);
+  EXPECT_EQ(result.code(), Code::data_error);
+  EXPECT_THAT(result.message(), HasSubstr("verification.reference_tiles_checked"));
+  EXPECT_TRUE(s.results.empty());
+  EXPECT_EQ(s.bad_lines, 3);
+}
+
 TEST(WorkerStream, IgnoresUnknownTypesAndEmptyLines) {
   WorkerStream s;
   EXPECT_TRUE(add_line(s, R"({"v":1,"type":"something_new","x":1})", 0).ok());

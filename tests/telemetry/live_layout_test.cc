@@ -17,9 +17,9 @@ LiveSnapshot snapshot() {
   snap.now_s = 12.0;
   for (unsigned i = 0; i < 2; ++i) {
     LatestGpu gpu;
-    gpu.identity.index = i;
-    gpu.identity.name = i == 0 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-40GB";
-    gpu.identity.pci_bus_id = i == 0 ? "00000000:18:00.0" : "00000000:3B:00.0";
+    gpu.identity.target.gpu_index = i;
+    gpu.identity.target.name = i == 0 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-40GB";
+    gpu.identity.target.pci_bus_id = i == 0 ? "00000000:18:00.0" : "00000000:3B:00.0";
     gpu.identity.gpm = i == 0;
     MetricValues& v = gpu.values;
     if (i == 0) {
@@ -66,14 +66,11 @@ std::string screen(const LiveSnapshot& snap, const ViewState& view, int width, i
 
 TEST(LiveLayout, LeadsWithSmAndTensorActivityAndCallsNvmlUtilADutyCycle) {
   const std::string text = screen(snapshot(), {}, 120, 50);
-  EXPECT_THAT(text, HasSubstr("GPU 0  NVIDIA H100 80GB HBM3  00000000:18:00.0"));
-  EXPECT_THAT(text, HasSubstr("SM activity"));
-  EXPECT_THAT(text, HasSubstr("Tensor activity"));
-  EXPECT_THAT(text, HasSubstr("GPU duty cycle"));
-  EXPECT_THAT(text, HasSubstr("(NVML util)"));
-  EXPECT_THAT(text, HasSubstr("85%"));
-  EXPECT_THAT(text, HasSubstr("650/700 W"));
-  EXPECT_THAT(text, HasSubstr("SM 1755 MHz"));
+  for (const char* shown :
+       {"GPU 0  NVIDIA H100 80GB HBM3  00000000:18:00.0", "SM activity", "Tensor activity",
+        "GPU duty cycle", "(NVML util)", "85%", "650/700 W", "SM 1755 MHz"}) {
+    EXPECT_THAT(text, HasSubstr(shown));
+  }
   // SM activity comes before the duty cycle on the screen.
   EXPECT_LT(text.find("SM activity"), text.find("GPU duty cycle"));
   // The A100 has no GPM: its SM activity says so rather than showing 0.

@@ -137,10 +137,10 @@ class MetricsServerLoad : public ::testing::Test {
  protected:
   void SetUp() override {
     SessionInfo session;
-    GpuIdentity gpu;
-    gpu.index = 0;
-    gpu.name = "NVIDIA H100 80GB HBM3";
-    gpu.uuid = "GPU-1234";
+    SampledGpu gpu;
+    gpu.target.gpu_index = 0;
+    gpu.target.name = "NVIDIA H100 80GB HBM3";
+    gpu.target.gpu_uuid = "GPU-1234";
     session.gpus.push_back(gpu);
     ASSERT_TRUE(exporter_.begin(session).ok());
     Tick tick;

@@ -26,15 +26,15 @@ using ::testing::Not;
 
 SessionInfo session_with(std::string name) {
   SessionInfo session;
-  GpuIdentity gpu;
-  gpu.index = 0;
-  gpu.name = std::move(name);
-  gpu.uuid = "GPU-1234";
-  gpu.pci_bus_id = "00000000:18:00.0";
+  SampledGpu gpu;
+  gpu.target.gpu_index = 0;
+  gpu.target.name = std::move(name);
+  gpu.target.gpu_uuid = "GPU-1234";
+  gpu.target.pci_bus_id = "00000000:18:00.0";
   session.gpus.push_back(gpu);
-  GpuIdentity other = gpu;
-  other.index = 1;
-  other.uuid = "GPU-5678";
+  SampledGpu other = gpu;
+  other.target.gpu_index = 1;
+  other.target.gpu_uuid = "GPU-5678";
   session.gpus.push_back(other);
   session.host = "node-7";
   return session;

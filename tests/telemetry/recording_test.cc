@@ -22,7 +22,7 @@ Recording load() {
 TEST(H100Recording, ReadsBackWithItsSessionAndSummary) {
   const Recording rec = load();
   ASSERT_EQ(rec.session.gpus.size(), 1u);
-  EXPECT_EQ(rec.session.gpus[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(rec.session.gpus[0].target.name, "NVIDIA H100 80GB HBM3");
   EXPECT_TRUE(rec.session.gpus[0].gpm);
   EXPECT_EQ(rec.session.interval_s, 0.1);
   EXPECT_EQ(rec.samples.size(), 140u);

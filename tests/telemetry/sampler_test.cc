@@ -60,7 +60,7 @@ TEST_F(SamplerTest, ReadingsAreInSiUnitsAndFractions) {
   auto sampler = open_sampler();
   ASSERT_NE(sampler, nullptr);
   ASSERT_EQ(sampler->gpus().size(), 2u);
-  EXPECT_EQ(sampler->gpus()[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(sampler->gpus()[0].target.name, "NVIDIA H100 80GB HBM3");
   EXPECT_TRUE(sampler->gpus()[0].gpm);
   EXPECT_FALSE(sampler->gpus()[1].gpm);
   EXPECT_EQ(sampler->gpus()[0].power_limit_w, 700.0);
@@ -160,7 +160,7 @@ TEST_F(SamplerTest, ChoosesGpusByIndexOrUuidAndRejectsUnknownOnes) {
   auto sampler = Sampler::open(*session, by_uuid);
   ASSERT_TRUE(sampler.ok()) << sampler.status().to_string();
   ASSERT_EQ((*sampler)->gpus().size(), 1u);  // the same GPU twice counts once
-  EXPECT_EQ((*sampler)->gpus()[0].index, 1u);
+  EXPECT_EQ((*sampler)->gpus()[0].target.gpu_index, 1u);
 
   SamplerOptions missing;
   missing.gpus = {"7"};

@@ -39,12 +39,12 @@ std::vector<std::string> lines_of(const std::string& path) {
 
 SessionInfo session() {
   SessionInfo s;
-  GpuIdentity g;
-  g.index = 0;
-  g.name = "NVIDIA H100 80GB HBM3";
-  g.uuid = "GPU-abc";
-  g.pci_bus_id = "00000000:18:00.0";
-  g.memory_total_bytes = 85520809984;
+  SampledGpu g;
+  g.target.gpu_index = 0;
+  g.target.name = "NVIDIA H100 80GB HBM3";
+  g.target.gpu_uuid = "GPU-abc";
+  g.target.pci_bus_id = "00000000:18:00.0";
+  g.target.memory_total_bytes = 85520809984;
   g.gpm = true;
   s.gpus.push_back(g);
   s.started_unix_s = 1.7e9;
@@ -122,7 +122,7 @@ TEST(JsonlSink, WritesARecordingThatReadsBack) {
 
   auto rec = read_recording(path);
   ASSERT_TRUE(rec.ok()) << rec.status().to_string();
-  EXPECT_EQ(rec->session.gpus.at(0).uuid, "GPU-abc");
+  EXPECT_EQ(rec->session.gpus.at(0).target.gpu_uuid, "GPU-abc");
   EXPECT_EQ(rec->session.command, (std::vector<std::string>{"python3", "train.py"}));
   ASSERT_EQ(rec->samples.size(), 2u);
   EXPECT_EQ(rec->samples[1].values.get(Metric::power_w), 100.2);

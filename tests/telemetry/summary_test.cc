@@ -110,10 +110,10 @@ Tick tick_of(std::vector<GpuSample> samples, double t) {
 }
 
 TEST(Summary, FoldsTicksPerGpuAndAsksAboutEachPidOnce) {
-  GpuIdentity a, b;
-  a.index = 0;
+  SampledGpu a, b;
+  a.target.gpu_index = 0;
   a.gpm = true;
-  b.index = 1;
+  b.target.gpu_index = 1;
   int asked = 0;
   SummaryBuilder builder({a, b}, 1000.0, 0.1, [&asked](unsigned pid) {
     ++asked;
@@ -165,7 +165,7 @@ TEST(Summary, FoldsTicksPerGpuAndAsksAboutEachPidOnce) {
 }
 
 TEST(Summary, WithoutACommandNoGpusAreAttributed) {
-  GpuIdentity a;
+  SampledGpu a;
   SummaryBuilder builder({a}, 0, 0.1);
   builder.add(tick_of({sample(0, {{Metric::power_w, 10}})}, 0));
   EXPECT_FALSE(builder.summary(1).command_gpus.has_value());

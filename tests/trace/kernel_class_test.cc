@@ -18,6 +18,14 @@ struct Case {
   bool tensor_cores;
 };
 
+void expect_classes(const Case& c) {
+  const KernelClass k = classify_kernel(c.name);
+  EXPECT_EQ(kernel_kind_name(k.kind), std::string(kernel_kind_name(c.kind))) << c.name;
+  EXPECT_EQ(math_precision_name(k.precision), std::string(math_precision_name(c.precision)))
+      << c.name;
+  EXPECT_EQ(k.tensor_cores, c.tensor_cores) << c.name;
+}
+
 // Names from Kineto traces recorded on the H100 (bench/RESULTS.md, session 5) and from ATen,
 // cuBLAS and NCCL's naming.
 TEST(KernelClass, NamesRecordedOnTheH100) {
@@ -56,21 +64,7 @@ TEST(KernelClass, NamesRecordedOnTheH100) {
        MathPrecision::unknown, false},
       {"my_custom_kernel", KernelKind::other, MathPrecision::unknown, false},
   };
-  for (const Case& c : cases) {
-    const KernelClass k = classify_kernel(c.name);
-    EXPECT_EQ(kernel_kind_name(k.kind), std::string(kernel_kind_name(c.kind))) << c.name;
-    EXPECT_EQ(math_precision_name(k.precision), std::string(math_precision_name(c.precision)))
-        << c.name;
-    EXPECT_EQ(k.tensor_cores, c.tensor_cores) << c.name;
-  }
-}
-
-void expect_classes(const Case& c) {
-  const KernelClass k = classify_kernel(c.name);
-  EXPECT_EQ(kernel_kind_name(k.kind), std::string(kernel_kind_name(c.kind))) << c.name;
-  EXPECT_EQ(math_precision_name(k.precision), std::string(math_precision_name(c.precision)))
-      << c.name;
-  EXPECT_EQ(k.tensor_cores, c.tensor_cores) << c.name;
+  for (const Case& c : cases) expect_classes(c);
 }
 
 // Mangled names as CUPTI recorded them on the H100 (tests/fixtures/diagnose), labelled by hand.

@@ -159,16 +159,47 @@ TEST(TraceRecords, DamagedAndUnknownLinesAreCountedAndSkipped) {
   const std::string text = kHeader + "garbage\n" +
                            R"({"t":"from_the_future","x":1})"
                            "\n" +
-                           R"({"t":"kernel","start":"not a number"})"
-                           "\n" +
                            R"({"t":"end","ts":1,"reason":"exit"})"
                            "\n";
   auto trace = parse(text);
   ASSERT_TRUE(trace.ok());
   EXPECT_EQ(trace->malformed_lines, 1u);
   EXPECT_EQ(trace->unknown_records, 1u);
-  EXPECT_EQ(trace->kernels.size(), 1u);  // a field of the wrong type reads as absent
   EXPECT_TRUE(trace->ended);
+}
+
+// A record without a field the injection library always writes, or with one of the wrong type,
+// is an error naming the line, the record and the field: never a kernel that starts at 0.
+TEST(TraceRecords, RefusesRecordsWithoutTheirFieldsNamingTheField) {
+  const std::string kernel =
+      R"({"t":"kernel","start":1400,"end":1500,"dev":0,"ctx":1,"stream":7,"corr":3,"name":2,)"
+      R"("grid":[4,1,1],"block":[128,1,1],"regs":32,"smem_static":0,"smem_dynamic":1024})";
+  ASSERT_TRUE(parse(kHeader + kernel + "\n").ok());
+  const struct {
+    std::string record;
+    std::string error;
+  } cases[] = {
+      {R"({"t":"kernel","end":1500,"dev":0,"ctx":1,"stream":7,"corr":3,"name":2,)"
+       R"("grid":[4,1,1],"block":[128,1,1],"regs":32,"smem_static":0,"smem_dynamic":1024})",
+       "line 2: kernel.start: missing"},
+      {R"({"t":"kernel","start":"not a number","end":1500,"dev":0,"ctx":1,"stream":7,"corr":3,)"
+       R"("name":2,"grid":[4,1,1],"block":[128,1,1],"regs":32,"smem_static":0,)"
+       R"("smem_dynamic":1024})",
+       "line 2: kernel.start: expected a non-negative integer"},
+      {R"({"t":"kernel","start":1400,"end":1500,"dev":0,"ctx":1,"stream":7,"corr":3,"name":2,)"
+       R"("grid":[4,1],"block":[128,1,1],"regs":32,"smem_static":0,"smem_dynamic":1024})",
+       "line 2: kernel.grid: expected a list of 3 non-negative integers"},
+      {R"({"t":"runtime","start":1390,"tid":7,"corr":3,"name":3,"cbid":211})",
+       "line 2: runtime.end: missing"},
+      {R"({"t":"step","n":0,"tid":7})", "line 2: step.ts: missing"},
+      {R"({"t":"sync","start":1500,"end":1600,"corr":8})", "line 2: sync.type: missing"},
+      {R"({"x":1})", "line 2: record.t: missing"},
+  };
+  for (const auto& c : cases) {
+    const auto trace = parse(kHeader + c.record + "\n" + kernel + "\n");
+    ASSERT_EQ(trace.code(), Code::data_error) << c.record;
+    EXPECT_EQ(trace.status().message(), c.error);
+  }
 }
 
 TEST(TraceRecords, RefusesFilesThatAreNotRecordFiles) {

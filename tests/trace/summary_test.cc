@@ -100,13 +100,19 @@ TEST(TraceSummary, WithoutMarksStepsComeFromTheKernelPeriodAtLaunchTimes) {
   EXPECT_EQ(s.steps.front().start_ns, 1000 * kMs + 9 * kMs - 5 * kUs);
 }
 
-TEST(TraceSummary, AUserRangeDefinesTheSteps) {
-  Timeline t = starved_loop(4, false);
-  const std::uint32_t range = t.intern("train_step");
-  for (int s = 0; s < 4; ++s) {
+// starved_loop(steps) with each step in an NVTX range `name` of its own: 10 ms of every 11.
+Timeline ranged_loop(int steps, const std::string& name) {
+  Timeline t = starved_loop(steps, false);
+  const std::uint32_t range = t.intern(name);
+  for (int s = 0; s < steps; ++s) {
     const std::int64_t t0 = 1000 * kMs + s * 11 * kMs;
     t.host.push_back({HostInterval::Kind::range, 100, 100, t0, t0 + 10 * kMs, range, 0});
   }
+  return t;
+}
+
+TEST(TraceSummary, AUserRangeDefinesTheSteps) {
+  Timeline t = ranged_loop(4, "train_step");
   SummaryOptions o;
   o.step_range = "train_step";
   TraceSummary s = summarize(t, {}, o);
@@ -118,12 +124,7 @@ TEST(TraceSummary, AUserRangeDefinesTheSteps) {
 // A window over whole ranges: each range inside it is a step, the last one too (it ends inside
 // the window, though the next range, which would bound it, starts after).
 TEST(TraceSummary, EveryRangeInsideTheWindowIsAStep) {
-  Timeline t = starved_loop(8, false);
-  const std::uint32_t range = t.intern("gpuscope-torch step");
-  for (int s = 0; s < 8; ++s) {
-    const std::int64_t t0 = 1000 * kMs + s * 11 * kMs;
-    t.host.push_back({HostInterval::Kind::range, 100, 100, t0, t0 + 10 * kMs, range, 0});
-  }
+  Timeline t = ranged_loop(8, "gpuscope-torch step");
   t.window_start_ns = 1000 * kMs + 2 * 11 * kMs - kMs;  // steps 2..5 inside
   t.window_end_ns = 1000 * kMs + 5 * 11 * kMs + 10 * kMs + 1;
   SummaryOptions o;

@@ -113,12 +113,8 @@ int run_bench_command(const BenchArgs& a) {
   if (!torch.ok()) return report_error(torch.status());
 
   // Open what can fail before the matrix runs for minutes.
-  std::unique_ptr<store::Store> db;
-  if (!a.store.empty()) {
-    auto opened = store::Store::open(a.store);
-    if (!opened.ok()) return report_error(opened.status());
-    db = std::move(opened).value();
-  }
+  auto db = StoreOption::open(a.store);
+  if (!db.ok()) return report_error(db.status());
   std::optional<bench::BenchResult> earlier;
   if (!a.resume.empty()) {
     auto loaded = bench::load_bench_json(a.resume);
@@ -166,14 +162,9 @@ int run_bench_command(const BenchArgs& a) {
       }
     }
   }
-  if (db) {
-    auto written = db->write(bench::bench_to_run(*result, command_line()));
-    if (!written.ok()) {
-      print_error(written.status());
-      code = code == kExitOk ? kExitError : code;
-    } else {
-      std::cerr << fmt::format("gpuscope: bench run {} written to {}\n", *written, a.store);
-    }
+  if (Status recorded = db->record(bench::bench_to_run(*result, command_line())); !recorded.ok()) {
+    print_error(recorded);
+    code = code == kExitOk ? kExitError : code;
   }
   return code;
 }

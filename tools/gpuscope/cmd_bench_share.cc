@@ -130,12 +130,8 @@ int run_share_command(const ShareArgs& a, const ShareContext& c) {
     if (!torch.ok()) return report_error(torch.status());
     o.torch_bin = *torch;
   }
-  std::unique_ptr<store::Store> db;
-  if (!c.store.empty()) {
-    auto opened = store::Store::open(c.store);
-    if (!opened.ok()) return report_error(opened.status());
-    db = std::move(opened).value();
-  }
+  auto db = StoreOption::open(c.store);
+  if (!db.ok()) return report_error(db.status());
   // What a gpuscope killed earlier left running is stopped first.
   if (auto stopped = bench::stop_leftover_mps(o.mps.state_dir, std::cerr); !stopped.ok()) {
     std::cerr << "gpuscope: warning: " << stopped.status().message() << '\n';
@@ -176,14 +172,9 @@ int run_share_command(const ShareArgs& a, const ShareContext& c) {
       code = code == kExitOk ? kExitError : code;
     }
   }
-  if (db) {
-    auto written = db->write(bench::share_to_run(results, command_line()));
-    if (!written.ok()) {
-      print_error(written.status());
-      code = code == kExitOk ? kExitError : code;
-    } else {
-      std::cerr << fmt::format("gpuscope: bench run {} written to {}\n", *written, c.store);
-    }
+  if (Status recorded = db->record(bench::share_to_run(results, command_line())); !recorded.ok()) {
+    print_error(recorded);
+    code = code == kExitOk ? kExitError : code;
   }
   return code;
 }

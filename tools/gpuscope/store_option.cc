@@ -42,8 +42,13 @@ Status StoreOption::record(store::RunData data, double started_unix_s, double en
   data.run.command_line = command_line();
   data.run.started_unix_s = started_unix_s;
   data.run.ended_unix_s = ended_unix_s;
-  GPUSCOPE_ASSIGN_OR_RETURN(store::RunId id, store_->write(data));
-  std::cerr << fmt::format("gpuscope: {} run {} written to {}\n", data.run.kind, id, path_);
+  return record(data);
+}
+
+Status StoreOption::record(const store::RunData& run) {
+  if (!store_) return Status{};
+  GPUSCOPE_ASSIGN_OR_RETURN(store::RunId id, store_->write(run));
+  std::cerr << fmt::format("gpuscope: {} run {} written to {}\n", run.run.kind, id, path_);
   return Status{};
 }
 

@@ -26,6 +26,8 @@ class StoreOption {
   Status record(const nlohmann::json& document, double started_unix_s, double ended_unix_s);
   // Writes one run a command converted from its own records (store::info_to_run).
   Status record(store::RunData run, double started_unix_s, double ended_unix_s);
+  // Writes a run that carries its own command line and times (bench::bench_to_run).
+  Status record(const store::RunData& run);
 
  private:
   std::string path_;
