@@ -148,6 +148,18 @@ def train_step(args, model, optimizer, loss_fn):
     return step
 
 
+def vector_batches(args, device, width, count):
+    """`count` (inputs, targets) pairs of random `width`-wide rows on `device`, to rotate."""
+    generator = torch.Generator(device=device).manual_seed(1)
+    return [
+        (
+            torch.randn(args.batch, width, device=device, generator=generator),
+            torch.randn(args.batch, width, device=device, generator=generator),
+        )
+        for _ in range(count)
+    ]
+
+
 def image_batches(args, device, size=224, count=4, channels_last=True, classes=1000):
     """`count` batches of random images and labels already on `device`, to rotate (32x32 on
     the CPU)."""

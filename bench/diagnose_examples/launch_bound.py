@@ -15,7 +15,7 @@ capture; docs/python-shim.md).
 """
 import torch
 
-from _diagnose_example import parse_args, run_timed
+from _diagnose_example import parse_args, run_timed, vector_batches
 
 LAYERS = 48
 WIDTH = 256
@@ -36,14 +36,7 @@ def main():
     graphs = args.fixed and args.cuda
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, capturable=graphs)
     loss_fn = torch.nn.MSELoss()
-    generator = torch.Generator(device=device).manual_seed(1)
-    batches = [
-        (
-            torch.randn(args.batch, WIDTH, device=device, generator=generator),
-            torch.randn(args.batch, WIDTH, device=device, generator=generator),
-        )
-        for _ in range(4)
-    ]
+    batches = vector_batches(args, device, WIDTH, 4)
 
     def step(inputs, targets):
         loss = loss_fn(model(inputs), targets)

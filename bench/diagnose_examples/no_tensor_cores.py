@@ -12,7 +12,7 @@ plain fp32 with PyTorch's defaults (TF32 off for matmuls), so every GEMM runs on
 """
 import torch
 
-from _diagnose_example import autocast, parse_args, run_timed
+from _diagnose_example import autocast, parse_args, run_timed, vector_batches
 
 LAYERS = 8
 
@@ -39,14 +39,7 @@ def main():
     model = torch.nn.Sequential(*layers).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=args.cuda)
     loss_fn = torch.nn.MSELoss()
-    generator = torch.Generator(device=device).manual_seed(1)
-    batches = [
-        (
-            torch.randn(args.batch, width, device=device, generator=generator),
-            torch.randn(args.batch, width, device=device, generator=generator),
-        )
-        for _ in range(2)
-    ]
+    batches = vector_batches(args, device, width, 2)
 
     def iteration(i):
         inputs, targets = batches[i % len(batches)]
