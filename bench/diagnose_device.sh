@@ -41,8 +41,10 @@
 #
 # Environment: DIAG_MAX_SECONDS (timed seconds per plain run, default 3), DIAG_ONLY="a b" (only
 # these examples). For a dry run of this script without a GPU: DIAG_BIN=a stand-in for gpuscope
-# (no build), DIAG_PY_ARGS="--device cpu --batch 2 ..." appended to every example's arguments
-# (tests/bench/diagnose_device_dry.sh). Reads the GPU only: never changes a power limit, clocks, MIG, persistence or
+# (no build), DIAG_PY_ARGS="--device cpu --batch 2 ..." appended to every example's arguments,
+# e.g. PYTHONPATH=.deps/torch DIAG_BIN=bench/diagnose_examples/fake_gpuscope_trace.sh
+# DIAG_ONLY=healthy DIAG_PY_ARGS="--device cpu --batch 2 --warmup 1" OUT=/tmp/dry
+# bash bench/diagnose_device.sh traces. Reads the GPU only: never changes a power limit, clocks, MIG, persistence or
 # compute mode. The "shared GPU" example starts a second process (gpu_hog.py, bf16 matmuls) on
 # the same GPU for about 30 s, and stops it.
 set -uo pipefail
@@ -148,23 +150,35 @@ with open(results, "a") as f:
 PY
 }
 
+# run_into SUBCOMMAND FOLDER SECONDS "TRACE OPTIONS" NAME ARGS...: `gpuscope SUBCOMMAND TRACE
+# OPTIONS -o FOLDER -- python3 $ex/NAME.py ARGS` (at most SECONDS), the program's output
+# (program.stdout), gpuscope's (SUBCOMMAND.stderr) and the command (command.txt) kept in FOLDER;
+# returns gpuscope's exit code.
+run_into() {
+  local sub="$1" d="$2" limit="$3" topts="$4" name="$5"
+  shift 5
+  rm -rf "$d"
+  mkdir -p "$(dirname "$d")"
+  # shellcheck disable=SC2086 # topts is a list of options
+  timeout "$limit" "$bin" "$sub" $topts -o "$d" -- python3 "$ex/$name.py" "$@" "${py_args[@]}" \
+    >"$d.out" 2>"$d.err"
+  local rc=$?
+  mkdir -p "$d"
+  mv "$d.out" "$d/program.stdout"
+  mv "$d.err" "$d/$sub.stderr"
+  echo "${GPUSCOPE_TRACE_GPU_WAIT_S:+GPUSCOPE_TRACE_GPU_WAIT_S=$GPUSCOPE_TRACE_GPU_WAIT_S }gpuscope $sub $topts -o $(basename "$d") -- python3 $ex/$name.py $* ${py_args[*]}" >"$d/command.txt"
+  return $rc
+}
+
 # traced DIR NAME "TRACE OPTIONS" ARGS...: `gpuscope trace` on python3 $ex/NAME.py ARGS into
-# $out/DIR/NAME, with the program's output and the command in the folder; one check line.
+# $out/DIR/NAME (run_into); one check line.
 traced() {
   local dir="$1" name="$2" topts="$3"
   shift 3
-  local d="$out/$dir/$name" start
+  local d="$out/$dir/$name" start rc
   start=$(date +%s)
-  mkdir -p "$out/$dir"
-  rm -rf "$d"
-  # shellcheck disable=SC2086 # topts is a list of options
-  timeout 180 "$bin" trace $topts -o "$d" -- python3 "$ex/$name.py" "$@" "${py_args[@]}" \
-    >"$out/$dir/$name.out" 2>"$out/$dir/$name.err"
-  local rc=$?
-  mkdir -p "$d"
-  mv "$out/$dir/$name.out" "$d/program.stdout"
-  mv "$out/$dir/$name.err" "$d/trace.stderr"
-  echo "gpuscope trace $topts -o $name -- python3 $ex/$name.py $* ${py_args[*]}" >"$d/command.txt"
+  run_into trace "$d" 180 "$topts" "$name" "$@"
+  rc=$?
   echo "trace $dir/$name: exit $rc in $(($(date +%s) - start)) s, $(du -sh "$d" | cut -f1)"
   ((rc == 0)) || tail -15 "$d/trace.stderr"
   step_check "$d" "$name" "$dir" | tee -a "$out/trace_step_check.jsonl"
@@ -477,18 +491,10 @@ print("CASE gpuscope_torch_graphs by --step-range: " + json.dumps(s.get("steps")
 diagnosed() {
   local name="$1" topts="$2"
   shift 2
-  local d="$out/live/$name" start
+  local d="$out/live/$name" start rc
   start=$(date +%s)
-  mkdir -p "$out/live"
-  rm -rf "$d"
-  # shellcheck disable=SC2086 # topts is a list of options
-  timeout 240 "$bin" diagnose $topts -o "$d" -- python3 "$ex/$name.py" "$@" "${py_args[@]}" \
-    >"$out/live/$name.out" 2>"$out/live/$name.err"
-  local rc=$?
-  mkdir -p "$d"
-  mv "$out/live/$name.out" "$d/program.stdout"
-  mv "$out/live/$name.err" "$d/diagnose.stderr"
-  echo "gpuscope diagnose $topts -o $name -- python3 $ex/$name.py $* ${py_args[*]}" >"$d/command.txt"
+  run_into diagnose "$d" 240 "$topts" "$name" "$@"
+  rc=$?
   echo "diagnose $name: exit $rc in $(($(date +%s) - start)) s, $(du -sh "$d" | cut -f1)"
   grep -vE "^step [0-9]+ loss" "$d/diagnose.stderr" | head -40
   "$bin" diagnose "$d" --json >"$d/diagnose.json" 2>>"$d/diagnose.stderr"
@@ -500,18 +506,10 @@ diagnosed() {
 traced_live() {
   local name="$1" label="$2" topts="$3"
   shift 3
-  local d="$out/live/$label" start
+  local d="$out/live/$label" start rc
   start=$(date +%s)
-  rm -rf "$d"
-  mkdir -p "$out/live"
-  # shellcheck disable=SC2086
-  timeout 240 "$bin" trace $topts -o "$d" -- python3 "$ex/$name.py" "$@" "${py_args[@]}" \
-    >"$out/live/$label.out" 2>"$out/live/$label.err"
-  local rc=$?
-  mkdir -p "$d"
-  mv "$out/live/$label.out" "$d/program.stdout"
-  mv "$out/live/$label.err" "$d/trace.stderr"
-  echo "${GPUSCOPE_TRACE_GPU_WAIT_S:+GPUSCOPE_TRACE_GPU_WAIT_S=$GPUSCOPE_TRACE_GPU_WAIT_S }gpuscope trace $topts -o $label -- python3 $ex/$name.py $*" >"$d/command.txt"
+  run_into trace "$d" 240 "$topts" "$name" "$@"
+  rc=$?
   echo "trace $label: exit $rc in $(($(date +%s) - start)) s"
   live_row "$d" "$label" "$rc" "trace" | tee -a "$out/diagnose_live.jsonl"
 }
