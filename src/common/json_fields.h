@@ -28,13 +28,7 @@ class JsonFields {
   const std::string& where() const { return where_; }
 
   std::optional<std::string> opt_text(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_string()) {
-      fail(key, "expected a string");
-      return std::nullopt;
-    }
-    return v->get<std::string>();
+    return typed<std::string>(key, &nlohmann::json::is_string, "expected a string");
   }
   std::string text(const char* key) {
     auto v = opt_text(key);
@@ -42,13 +36,7 @@ class JsonFields {
     return v.value_or("");
   }
   std::optional<double> opt_number(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_number()) {
-      fail(key, "expected a number");
-      return std::nullopt;
-    }
-    return v->get<double>();
+    return typed<double>(key, &nlohmann::json::is_number, "expected a number");
   }
   double number(const char* key) {
     auto v = opt_number(key);
@@ -56,13 +44,7 @@ class JsonFields {
     return v.value_or(0);
   }
   std::optional<int> opt_int(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_number_integer()) {
-      fail(key, "expected an integer");
-      return std::nullopt;
-    }
-    return v->get<int>();
+    return typed<int>(key, &nlohmann::json::is_number_integer, "expected an integer");
   }
   // A non-negative integer that fits T (unsigned, std::uint64_t).
   template <typename T>
@@ -81,13 +63,7 @@ class JsonFields {
     return static_cast<T>(value);
   }
   std::optional<bool> opt_bool(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_boolean()) {
-      fail(key, "expected true or false");
-      return std::nullopt;
-    }
-    return v->get<bool>();
+    return typed<bool>(key, &nlohmann::json::is_boolean, "expected true or false");
   }
   // An object or array member, or a null json when absent (null counts as absent).
   const nlohmann::json& member(const char* key) {
@@ -128,6 +104,20 @@ class JsonFields {
   }
 
  private:
+  // The member `key` as T when `has_type` holds for it; absent (or null) reads as nullopt, any
+  // other type fails with `expected`.
+  template <typename T>
+  std::optional<T> typed(const char* key, bool (nlohmann::json::*has_type)() const noexcept,
+                         const char* expected) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!(v->*has_type)()) {
+      fail(key, expected);
+      return std::nullopt;
+    }
+    return v->get<T>();
+  }
+
   const nlohmann::json* find(const char* key) const {
     if (!object_.is_object()) return nullptr;
     auto it = object_.find(key);
