@@ -26,6 +26,7 @@ class JsonFields {
   // The first problem found, or ok.
   const Status& status() const { return status_; }
   const std::string& where() const { return where_; }
+  const nlohmann::json& object() const { return object_; }
 
   std::optional<std::string> opt_text(const char* key) {
     return typed<std::string>(key, &nlohmann::json::is_string, "expected a string");
