@@ -105,8 +105,12 @@ TEST(ResultFileTest, InfoRecordingOfTheH100IsAnInfoRun) {
   ASSERT_EQ(runs->size(), 1u);
   const RunData& run = (*runs)[0];
   EXPECT_EQ(run.run.kind, "info");
+  EXPECT_EQ(run.run.command_line, "gpuscope info --json");
+  EXPECT_EQ(run.run.host, "vm");
+  EXPECT_EQ(run.run.gpuscope_version, "0.1.0");
   EXPECT_EQ(run.run.driver_version, "580.159.04");
   EXPECT_EQ(run.run.cuda_driver_version, "13.0");
+  EXPECT_EQ(run.run.cuda_runtime_version, "13.0");
   EXPECT_EQ(run.run.label, "h100_recorded_2026-11-22");
   ASSERT_EQ(run.run.gpus.size(), 1u);
   const GpuRecord& g = run.run.gpus[0];
@@ -181,7 +185,10 @@ TEST(ResultFileTest, BurnReportIsABurnRunWithItsTelemetryAggregates) {
   ASSERT_TRUE(runs.ok()) << runs.status().to_string();
   const RunData& run = (*runs)[0];
   EXPECT_EQ(run.run.kind, "burn");
+  EXPECT_EQ(run.run.command_line, "gpuscope burn --json");
   EXPECT_EQ(run.run.host, "node1");
+  EXPECT_EQ(run.run.gpuscope_version, "0.1.0");
+  EXPECT_EQ(run.run.driver_version, "580.159.04");
   EXPECT_EQ(run.run.cuda_driver_version, "13.0");
   ASSERT_EQ(run.run.gpus.size(), 3u);
   EXPECT_EQ(run.run.gpus[1].details["label"], "GPU 1 MIG 3g.20gb (GI 1 CI 0)");
