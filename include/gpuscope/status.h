@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cassert>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,7 @@ enum class Code {
 
 // Stable lower-case name of a code ("gpu_lost"), used in JSON output.
 std::string_view code_name(Code code);
+std::optional<Code> code_named(std::string_view name);  // code_name's inverse
 
 class Status {
  public:

@@ -39,6 +39,18 @@ std::string path(const JsonFields& f, const char* key) {
   return f.where().empty() ? key : f.where() + "." + key;
 }
 
+// The object `j`, named `where` in messages; throws when it is not an object.
+JsonFields object_at(const json& j, std::string where) {
+  JsonFields f(j, std::move(where));
+  check(f);
+  return f;
+}
+
+// The object member `key` of `f`; throws when it is not an object.
+JsonFields object_member(JsonFields& f, const char* key) {
+  return object_at(f.member(key), path(f, key));
+}
+
 Verdict verdict(JsonFields& f) {
   const std::string name = f.text("verdict");
   check(f);
@@ -55,7 +67,7 @@ RowSpec spec_from(JsonFields& f) {
   s.batch = f.opt_text("batch_requested").value_or("");
   check(f);
   if (f.has("knobs")) {
-    JsonFields knobs(f.member("knobs"), path(f, "knobs"));
+    JsonFields knobs = object_member(f, "knobs");
     // Written as an object (sorted by name); a RowSpec keeps them in knob order.
     for (const std::string& name : knob_names()) {
       if (auto value = knobs.opt_text(name.c_str())) s.knobs.emplace_back(name, *value);
@@ -69,7 +81,7 @@ RowSpec spec_from(JsonFields& f) {
     }
   }
   if (f.has("input")) {
-    JsonFields in(f.member("input"), path(f, "input"));
+    JsonFields in = object_member(f, "input");
     s.input.kind = in.text("kind");
     s.input.workers = in.opt_int("loader_workers");
     s.input.pinned = in.opt_bool("pinned");
@@ -87,8 +99,7 @@ RowSpec spec_from(JsonFields& f) {
 }
 
 Row row_from(const json& j, const std::string& where) {
-  JsonFields f(j, where);
-  check(f);
+  JsonFields f = object_at(j, where);
   Row r;
   r.spec = spec_from(f);
   const std::string status = f.text("status");
@@ -120,8 +131,7 @@ Row row_from(const json& j, const std::string& where) {
   r.wall_seconds = f.opt_number("wall_seconds").value_or(0);
   check(f);
   if (f.has("guard")) {
-    JsonFields g(f.member("guard"), path(f, "guard"));
-    check(g);
+    JsonFields g = object_member(f, "guard");
     const Verdict v = verdict(g);
     r.guard = GuardResult{v, g.opt_text("reason").value_or("")};
     check(g);
@@ -130,8 +140,7 @@ Row row_from(const json& j, const std::string& where) {
 }
 
 GuardRun guard_from(const json& j, const std::string& where) {
-  JsonFields f(j, where);
-  check(f);
+  JsonFields f = object_at(j, where);
   GuardRun g;
   g.model = f.text("model");
   g.mode = f.text("mode");
@@ -140,8 +149,7 @@ GuardRun guard_from(const json& j, const std::string& where) {
   g.result = {v, f.opt_text("reason").value_or("")};
   check(f);
   if (f.has("curve")) {
-    JsonFields c(f.member("curve"), path(f, "curve"));
-    check(c);
+    JsonFields c = object_member(f, "curve");
     LossCurve curve;
     for (const json& loss : c.list("losses")) {
       if (!loss.is_number() && !loss.is_null()) {
@@ -177,7 +185,7 @@ BenchResult result_from(const json& document) {
   r.torch_bin = f.opt_text("torch_bin").value_or("");
   r.gpu_index = static_cast<unsigned>(std::max(0, f.opt_int("gpu_index").value_or(0)));
   if (f.has("gpu")) {
-    JsonFields gpu(f.member("gpu"), "gpu");
+    JsonFields gpu = object_member(f, "gpu");
     r.gpu_name = gpu.opt_text("name");
     r.gpu_uuid = gpu.opt_text("uuid");
     check(gpu);

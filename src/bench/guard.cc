@@ -4,10 +4,20 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/enum_names.h"
 #include "gpuscope/bench.h"
 
 namespace gpuscope::bench {
 namespace {
+
+constexpr gpuscope::detail::EnumName<Verdict> kVerdictNames[] = {
+    {Verdict::ok, "ok"},
+    {Verdict::diverged, "diverged"},
+    {Verdict::nan, "nan"},
+    {Verdict::scale_collapse, "scale_collapse"},
+    {Verdict::not_learning, "not_learning"},
+    {Verdict::unknown, "unknown"}};
+static_assert(gpuscope::detail::names_every_value(kVerdictNames, Verdict::unknown));
 
 struct Ends {
   double early = 0, late = 0;
@@ -35,29 +45,11 @@ bool all_finite(const std::vector<double>& v) {
 }  // namespace
 
 std::string_view verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::ok:
-      return "ok";
-    case Verdict::diverged:
-      return "diverged";
-    case Verdict::nan:
-      return "nan";
-    case Verdict::scale_collapse:
-      return "scale_collapse";
-    case Verdict::not_learning:
-      return "not_learning";
-    case Verdict::unknown:
-      break;
-  }
-  return "unknown";
+  return gpuscope::detail::name_in(kVerdictNames, v);
 }
 
 std::optional<Verdict> parse_verdict(std::string_view name) {
-  for (Verdict v : {Verdict::ok, Verdict::diverged, Verdict::nan, Verdict::scale_collapse,
-                    Verdict::not_learning, Verdict::unknown}) {
-    if (verdict_name(v) == name) return v;
-  }
-  return std::nullopt;
+  return gpuscope::detail::value_named(kVerdictNames, name);
 }
 
 bool verdict_is_bad(Verdict v) {

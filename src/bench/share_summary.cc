@@ -5,10 +5,19 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/enum_names.h"
 #include "gpuscope/bench_share.h"
 
 namespace gpuscope::bench {
 namespace {
+
+// How options and JSON name a mode, and how sentences do.
+constexpr gpuscope::detail::EnumName<ShareMode> kShareModeNames[] = {
+    {ShareMode::timeslice, "timeslice"}, {ShareMode::mps, "mps"}, {ShareMode::mig, "mig"}};
+constexpr gpuscope::detail::EnumName<ShareMode> kShareModeWords[] = {
+    {ShareMode::timeslice, "time slicing"}, {ShareMode::mps, "MPS"}, {ShareMode::mig, "MIG"}};
+static_assert(gpuscope::detail::names_every_value(kShareModeNames, ShareMode::mig));
+static_assert(gpuscope::detail::names_every_value(kShareModeWords, ShareMode::mig));
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> items;
@@ -28,15 +37,7 @@ const ShareTrial* trial_of(const ShareResult& r, ShareMode mode, int copies) {
 }
 
 std::string mode_words(ShareMode mode) {
-  switch (mode) {
-    case ShareMode::timeslice:
-      return "time slicing";
-    case ShareMode::mps:
-      return "MPS";
-    case ShareMode::mig:
-      return "MIG";
-  }
-  return "";
+  return gpuscope::detail::name_in(kShareModeWords, mode, "");
 }
 
 std::string times(double x) {
@@ -46,15 +47,7 @@ std::string times(double x) {
 }  // namespace
 
 std::string_view share_mode_name(ShareMode mode) {
-  switch (mode) {
-    case ShareMode::timeslice:
-      return "timeslice";
-    case ShareMode::mps:
-      return "mps";
-    case ShareMode::mig:
-      return "mig";
-  }
-  return "";
+  return gpuscope::detail::name_in(kShareModeNames, mode, "");
 }
 
 Result<std::vector<int>> parse_share_counts(const std::string& text) {
@@ -87,12 +80,8 @@ Result<std::vector<ShareMode>> parse_share_modes(const std::string& text, bool m
         add(ShareMode::timeslice);
         add(ShareMode::mps);
       }
-    } else if (item == "timeslice") {
-      add(ShareMode::timeslice);
-    } else if (item == "mps") {
-      add(ShareMode::mps);
-    } else if (item == "mig") {
-      add(ShareMode::mig);
+    } else if (const auto mode = gpuscope::detail::value_named(kShareModeNames, item)) {
+      add(*mode);
     } else {
       return Status(
           Code::invalid_argument,

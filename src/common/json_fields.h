@@ -27,38 +27,21 @@ class JsonFields {
   const Status& status() const { return status_; }
   const std::string& failed_key() const { return failed_key_; }
   const std::string& where() const { return where_; }
+  const nlohmann::json& object() const { return object_; }
 
   // Each field by its type, optional (opt_*: absent or null is nullopt) or required (absent is
   // a problem, "missing"). A field of another type is a problem either way.
 
   std::optional<std::string> opt_text(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_string()) {
-      fail(key, "expected a string");
-      return std::nullopt;
-    }
-    return v->get<std::string>();
+    return typed<std::string>(key, &nlohmann::json::is_string, "expected a string");
   }
   std::string text(const char* key) { return required(key, opt_text(key)); }
   std::optional<double> opt_number(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_number()) {
-      fail(key, "expected a number");
-      return std::nullopt;
-    }
-    return v->get<double>();
+    return typed<double>(key, &nlohmann::json::is_number, "expected a number");
   }
   double number(const char* key) { return required(key, opt_number(key)); }
   std::optional<int> opt_int(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_number_integer()) {
-      fail(key, "expected an integer");
-      return std::nullopt;
-    }
-    return v->get<int>();
+    return typed<int>(key, &nlohmann::json::is_number_integer, "expected an integer");
   }
   int integer(const char* key) { return required(key, opt_int(key)); }
   // A non-negative integer that fits T (unsigned, std::uint64_t).
@@ -82,13 +65,7 @@ class JsonFields {
     return required(key, opt_unsigned<T>(key));
   }
   std::optional<bool> opt_bool(const char* key) {
-    const nlohmann::json* v = find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_boolean()) {
-      fail(key, "expected true or false");
-      return std::nullopt;
-    }
-    return v->get<bool>();
+    return typed<bool>(key, &nlohmann::json::is_boolean, "expected true or false");
   }
   bool boolean(const char* key) { return required(key, opt_bool(key)); }
   // An object or array member, or a null json when absent (null counts as absent).
@@ -142,6 +119,20 @@ class JsonFields {
   T required(const char* key, std::optional<T> value) {
     if (!value && !has(key)) fail(key, "missing");
     return value.value_or(T{});
+  }
+
+  // The member `key` as T when `has_type` holds for it; absent (or null) reads as nullopt, any
+  // other type fails with `expected`.
+  template <typename T>
+  std::optional<T> typed(const char* key, bool (nlohmann::json::*has_type)() const noexcept,
+                         const char* expected) {
+    const nlohmann::json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!(v->*has_type)()) {
+      fail(key, expected);
+      return std::nullopt;
+    }
+    return v->get<T>();
   }
 
   const nlohmann::json* find(const char* key) const {

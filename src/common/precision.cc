@@ -1,25 +1,20 @@
 #include "gpuscope/precision.h"
 
+#include "common/enum_names.h"
+
 namespace gpuscope {
+namespace {
+
+constexpr detail::EnumName<Precision> kPrecisionNames[] = {
+    {Precision::fp64, "fp64"}, {Precision::fp32, "fp32"}, {Precision::tf32, "tf32"},
+    {Precision::fp16, "fp16"}, {Precision::bf16, "bf16"}, {Precision::fp8, "fp8"},
+    {Precision::int8, "int8"}};
+static_assert(detail::names_every_value(kPrecisionNames, Precision::int8));
+
+}  // namespace
 
 std::string_view precision_name(Precision p) {
-  switch (p) {
-    case Precision::fp64:
-      return "fp64";
-    case Precision::fp32:
-      return "fp32";
-    case Precision::tf32:
-      return "tf32";
-    case Precision::fp16:
-      return "fp16";
-    case Precision::bf16:
-      return "bf16";
-    case Precision::fp8:
-      return "fp8";
-    case Precision::int8:
-      return "int8";
-  }
-  return "unknown";
+  return detail::name_in(kPrecisionNames, p);
 }
 
 std::string_view rate_unit(Precision p) {
@@ -32,10 +27,7 @@ std::string_view rate_unit(std::string_view precision) {
 }
 
 std::optional<Precision> parse_precision(std::string_view name) {
-  for (Precision p : kAllPrecisions) {
-    if (precision_name(p) == name) return p;
-  }
-  return std::nullopt;
+  return detail::value_named(kPrecisionNames, name);
 }
 
 }  // namespace gpuscope

@@ -2,40 +2,35 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
+
 namespace gpuscope {
+namespace {
+
+constexpr detail::EnumName<Code> kCodeNames[] = {{Code::ok, "ok"},
+                                                 {Code::invalid_argument, "invalid_argument"},
+                                                 {Code::not_found, "not_found"},
+                                                 {Code::not_supported, "not_supported"},
+                                                 {Code::no_driver, "no_driver"},
+                                                 {Code::no_device, "no_device"},
+                                                 {Code::permission_denied, "permission_denied"},
+                                                 {Code::gpu_lost, "gpu_lost"},
+                                                 {Code::out_of_memory, "out_of_memory"},
+                                                 {Code::io_error, "io_error"},
+                                                 {Code::data_error, "data_error"},
+                                                 {Code::timeout, "timeout"},
+                                                 {Code::cancelled, "cancelled"},
+                                                 {Code::internal, "internal"}};
+static_assert(detail::names_every_value(kCodeNames, Code::internal));
+
+}  // namespace
 
 std::string_view code_name(Code code) {
-  switch (code) {
-    case Code::ok:
-      return "ok";
-    case Code::invalid_argument:
-      return "invalid_argument";
-    case Code::not_found:
-      return "not_found";
-    case Code::not_supported:
-      return "not_supported";
-    case Code::no_driver:
-      return "no_driver";
-    case Code::no_device:
-      return "no_device";
-    case Code::permission_denied:
-      return "permission_denied";
-    case Code::gpu_lost:
-      return "gpu_lost";
-    case Code::out_of_memory:
-      return "out_of_memory";
-    case Code::io_error:
-      return "io_error";
-    case Code::data_error:
-      return "data_error";
-    case Code::timeout:
-      return "timeout";
-    case Code::cancelled:
-      return "cancelled";
-    case Code::internal:
-      return "internal";
-  }
-  return "unknown";
+  return detail::name_in(kCodeNames, code);
+}
+
+std::optional<Code> code_named(std::string_view name) {
+  return detail::value_named(kCodeNames, name);
 }
 
 std::string Status::to_string() const {

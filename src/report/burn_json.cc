@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/enum_names.h"
 #include "common/json_fields.h"
 #include "gpuscope/burn_report.h"
 #include "gpuscope/exit_codes.h"
@@ -19,34 +20,27 @@ void put_text(json& j, const char* key, const std::string& value) {
   if (!value.empty()) j[key] = value;
 }
 
+constexpr detail::EnumName<burn::Outcome> kOutcomeNames[] = {
+    {burn::Outcome::passed, "passed"},
+    {burn::Outcome::verification_failed, "verification_failed"},
+    {burn::Outcome::failed, "failed"},
+    {burn::Outcome::interrupted, "interrupted"}};
+static_assert(detail::names_every_value(kOutcomeNames, burn::Outcome::interrupted));
+constexpr detail::EnumName<burn::RowStatus> kRowStatusNames[] = {
+    {burn::RowStatus::measured, "measured"},
+    {burn::RowStatus::skipped, "skipped"},
+    {burn::RowStatus::failed, "failed"},
+    {burn::RowStatus::not_run, "not_run"}};
+static_assert(detail::names_every_value(kRowStatusNames, burn::RowStatus::not_run));
+
 }  // namespace
 
 const char* burn::outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case burn::Outcome::passed:
-      return "passed";
-    case burn::Outcome::verification_failed:
-      return "verification_failed";
-    case burn::Outcome::failed:
-      return "failed";
-    case burn::Outcome::interrupted:
-      return "interrupted";
-  }
-  return "unknown";
+  return detail::name_in(kOutcomeNames, outcome);
 }
 
 const char* burn::row_status_name(RowStatus status) {
-  switch (status) {
-    case burn::RowStatus::measured:
-      return "measured";
-    case burn::RowStatus::skipped:
-      return "skipped";
-    case burn::RowStatus::failed:
-      return "failed";
-    case burn::RowStatus::not_run:
-      return "not_run";
-  }
-  return "unknown";
+  return detail::name_in(kRowStatusNames, status);
 }
 
 json burn_options_to_json(const burn::Options& o) {
@@ -309,19 +303,11 @@ std::optional<Precision> read_precision(JsonFields& f, const char* key) {
 }
 
 std::optional<burn::Outcome> outcome_named(std::string_view name) {
-  for (burn::Outcome o : {burn::Outcome::passed, burn::Outcome::verification_failed,
-                          burn::Outcome::failed, burn::Outcome::interrupted}) {
-    if (name == burn::outcome_name(o)) return o;
-  }
-  return std::nullopt;
+  return detail::value_named(kOutcomeNames, name);
 }
 
 std::optional<burn::RowStatus> row_status_named(std::string_view name) {
-  for (burn::RowStatus s : {burn::RowStatus::measured, burn::RowStatus::skipped,
-                            burn::RowStatus::failed, burn::RowStatus::not_run}) {
-    if (name == burn::row_status_name(s)) return s;
-  }
-  return std::nullopt;
+  return detail::value_named(kRowStatusNames, name);
 }
 
 Status read_options(JsonFields& o, burn::Options& options) {

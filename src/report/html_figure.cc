@@ -37,6 +37,25 @@ std::string axis_title(const std::string& title, const std::string& symbol) {
   return fmt::format("{} ({})", title, symbol);
 }
 
+// What every figure's layout starts from: the page's font, margins and white ground, the legend
+// above the plot.
+json base_layout() {
+  return {{"font", {{"family", kFont}, {"size", 12}, {"color", "#1f2933"}}},
+          {"margin", {{"l", 64}, {"r", 20}, {"t", 36}, {"b", 52}}},
+          {"paper_bgcolor", "#ffffff"},
+          {"plot_bgcolor", "#ffffff"},
+          {"showlegend", true},
+          {"legend", {{"orientation", "h"}, {"x", 0}, {"y", 1.02}, {"yanchor", "bottom"}}}};
+}
+
+// A numeric axis: its title with the unit's symbol, light grid lines, no zero line.
+json value_axis(const std::string& title, const std::string& symbol) {
+  return {{"title", {{"text", axis_title(title, symbol)}}},
+          {"gridcolor", "#edf0f3"},
+          {"zeroline", false},
+          {"automargin", true}};
+}
+
 // Series of the same name share a colour across charts of one figure; references are grey.
 class Colours {
  public:
@@ -81,23 +100,12 @@ json timeline_figure(const Chart& chart) {
     trace["textposition"] = "none";
     data.push_back(std::move(trace));
   }
-  json layout = {
-      {"font", {{"family", kFont}, {"size", 12}, {"color", "#1f2933"}}},
-      {"margin", {{"l", 64}, {"r", 20}, {"t", 36}, {"b", 52}}},
-      {"paper_bgcolor", "#ffffff"},
-      {"plot_bgcolor", "#ffffff"},
-      {"showlegend", true},
-      {"legend", {{"orientation", "h"}, {"x", 0}, {"y", 1.02}, {"yanchor", "bottom"}}},
-      {"hovermode", "closest"},
-      {"barmode", "overlay"},
-      {"bargap", 0.25},
-      {"xaxis",
-       {{"title", {{"text", axis_title(chart.x_title, xs.symbol)}}},
-        {"gridcolor", "#edf0f3"},
-        {"zeroline", false},
-        {"automargin", true}}},
-      {"yaxis", {{"type", "category"}, {"autorange", "reversed"}, {"automargin", true}}},
-  };
+  json layout = base_layout();
+  layout["hovermode"] = "closest";
+  layout["barmode"] = "overlay";
+  layout["bargap"] = 0.25;
+  layout["xaxis"] = value_axis(chart.x_title, xs.symbol);
+  layout["yaxis"] = {{"type", "category"}, {"autorange", "reversed"}, {"automargin", true}};
   return {{"data", data}, {"layout", layout}};
 }
 
@@ -234,28 +242,13 @@ json plotly_figure(const Chart& chart) {
                     {"marker", {{"symbol", "diamond"}, {"size", 9}, {"color", "#1f2933"}}}});
   }
 
-  json layout = {
-      {"font", {{"family", kFont}, {"size", 12}, {"color", "#1f2933"}}},
-      {"margin", {{"l", 64}, {"r", 20}, {"t", 36}, {"b", 52}}},
-      {"paper_bgcolor", "#ffffff"},
-      {"plot_bgcolor", "#ffffff"},
-      {"showlegend", true},
-      {"legend", {{"orientation", "h"}, {"x", 0}, {"y", 1.02}, {"yanchor", "bottom"}}},
-      {"hovermode", bars ? "closest" : "x unified"},
-      {"xaxis",
-       {{"title", {{"text", axis_title(chart.x_title, xs.symbol)}}},
-        {"gridcolor", "#edf0f3"},
-        {"zeroline", false},
-        {"automargin", true}}},
-      {"yaxis",
-       {{"title", {{"text", axis_title(chart.y_title, ys.symbol)}}},
-        {"gridcolor", "#edf0f3"},
-        {"zeroline", false},
-        {"rangemode", chart.y_from_zero ? "tozero" : "normal"},
-        {"automargin", true}}},
-      {"shapes", shapes},
-      {"annotations", annotations},
-  };
+  json layout = base_layout();
+  layout["hovermode"] = bars ? "closest" : "x unified";
+  layout["xaxis"] = value_axis(chart.x_title, xs.symbol);
+  layout["yaxis"] = value_axis(chart.y_title, ys.symbol);
+  layout["yaxis"]["rangemode"] = chart.y_from_zero ? "tozero" : "normal";
+  layout["shapes"] = shapes;
+  layout["annotations"] = annotations;
   if (chart.x_log && !bars) {
     layout["xaxis"]["type"] = "log";
     layout["xaxis"]["exponentformat"] = "SI";

@@ -147,18 +147,11 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // The reader: the inverse of the writer above, field for field.
 
-Code code_from_name(std::string_view name) {
-  for (int c = static_cast<int>(Code::ok); c <= static_cast<int>(Code::internal); ++c) {
-    if (code_name(static_cast<Code>(c)) == name) return static_cast<Code>(c);
-  }
-  return Code::internal;
-}
-
 // "no_device: no GPU is visible" (Status::to_string) back as a Status.
 Status status_from_text(const std::string& text) {
   const std::size_t colon = text.find(": ");
   if (colon == std::string::npos) return Status(Code::internal, text);
-  return Status(code_from_name(text.substr(0, colon)), text.substr(colon + 2));
+  return Status(code_named(text.substr(0, colon)).value_or(Code::internal), text.substr(colon + 2));
 }
 
 Result<PeakRates> peak_from_json(const json& in, const std::string& where) {
@@ -363,8 +356,9 @@ Result<SystemInfo> info_from_json(const json& document) {
     JsonFields f(failures[i], fmt::format("info.failures[{}]", i));
     GpuFailure failure;
     failure.index = f.opt_unsigned<unsigned>("index").value_or(0);
-    failure.status = Status(code_from_name(f.opt_text("error").value_or("internal")),
-                            f.opt_text("message").value_or(""));
+    failure.status =
+        Status(code_named(f.opt_text("error").value_or("internal")).value_or(Code::internal),
+               f.opt_text("message").value_or(""));
     GPUSCOPE_RETURN_IF_ERROR(f.status());
     info.failures.push_back(std::move(failure));
   }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "gpuscope/reporter.h"
 
@@ -26,5 +27,30 @@ std::string_view tone_name(Tone tone);  // "neutral", "good", "warning", "bad"
 
 // io_error when the stream has failed (disk full, closed pipe).
 Status stream_status(const std::ostream& out, std::string_view what);
+
+// A reporter that writes one format to a stream: it names its format, and says whether the
+// stream took everything, naming the report ("the console report") when it did not.
+class StreamReporter : public Reporter {
+ public:
+  // `format` and `what` must outlive the reporter (string literals).
+  StreamReporter(std::ostream& out, std::string_view format, std::string_view what)
+      : out_(out), format_(format), what_(what) {}
+  std::string_view format() const override { return format_; }
+  // Flushes the stream; io_error when it has failed.
+  Status finalize() override {
+    out_.flush();
+    return written();
+  }
+
+ protected:
+  // io_error when the stream has failed so far.
+  Status written() const { return stream_status(out_, what_); }
+
+  std::ostream& out_;
+
+ private:
+  std::string_view format_;
+  std::string_view what_;
+};
 
 }  // namespace gpuscope::report::detail

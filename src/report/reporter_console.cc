@@ -8,10 +8,10 @@
 namespace gpuscope::report::detail {
 namespace {
 
-class ConsoleReporter final : public Reporter {
+class ConsoleReporter final : public StreamReporter {
  public:
-  explicit ConsoleReporter(std::ostream& out) : out_(out) {}
-  std::string_view format() const override { return "console"; }
+  explicit ConsoleReporter(std::ostream& out)
+      : StreamReporter(out, "console", "the console report") {}
 
   Status report_context(const ReportContext& context, const std::vector<Headline>& summary,
                         const std::vector<Finding>& findings) override {
@@ -35,7 +35,7 @@ class ConsoleReporter final : public Reporter {
                             subject.empty() ? "" : subject + ": ", analysis::text(f));
       }
     }
-    return stream_status(out_, "the console report");
+    return written();
   }
 
   Status report_section(const Section& section) override {
@@ -50,12 +50,7 @@ class ConsoleReporter final : public Reporter {
         out_ << fmt::format("\n  [chart: {} — drawn in the HTML report]\n", c->title);
       }
     }
-    return stream_status(out_, "the console report");
-  }
-
-  Status finalize() override {
-    out_.flush();
-    return stream_status(out_, "the console report");
+    return written();
   }
 
  private:
@@ -75,8 +70,6 @@ class ConsoleReporter final : public Reporter {
     table.print(out_, 2);
     if (!t.caption.empty()) out_ << "  " << t.caption << '\n';
   }
-
-  std::ostream& out_;
 };
 
 }  // namespace

@@ -26,10 +26,9 @@ std::string header(const Column& c) {
   return unit.empty() ? c.key : fmt::format("{} [{}]", c.key, unit);
 }
 
-class CsvReporter final : public Reporter {
+class CsvReporter final : public StreamReporter {
  public:
-  explicit CsvReporter(std::ostream& out) : out_(out) {}
-  std::string_view format() const override { return "csv"; }
+  explicit CsvReporter(std::ostream& out) : StreamReporter(out, "csv", "the CSV report") {}
 
   Status report_context(const ReportContext&, const std::vector<Headline>& summary,
                         const std::vector<Finding>& findings) override {
@@ -49,7 +48,7 @@ class CsvReporter final : public Reporter {
                           analysis::subjects_text(f), analysis::text(f)});
       }
     }
-    return stream_status(out_, "the CSV report");
+    return written();
   }
 
   Status report_section(const Section& section) override {
@@ -66,12 +65,7 @@ class CsvReporter final : public Reporter {
         out_ << csv_line(cells);
       }
     }
-    return stream_status(out_, "the CSV report");
-  }
-
-  Status finalize() override {
-    out_.flush();
-    return stream_status(out_, "the CSV report");
+    return written();
   }
 
  private:
@@ -79,7 +73,6 @@ class CsvReporter final : public Reporter {
     if (blocks_++ > 0) out_ << '\n';
   }
 
-  std::ostream& out_;
   int blocks_ = 0;
 };
 

@@ -37,10 +37,9 @@ std::string card_value(const Headline& h) {
                      html_escape(text.substr(space)));
 }
 
-class HtmlReporter final : public Reporter {
+class HtmlReporter final : public StreamReporter {
  public:
-  explicit HtmlReporter(std::ostream& out) : out_(out) {}
-  std::string_view format() const override { return "html"; }
+  explicit HtmlReporter(std::ostream& out) : StreamReporter(out, "html", "the HTML report") {}
 
   Status report_context(const ReportContext& context, const std::vector<Headline>& summary,
                         const std::vector<Finding>& findings) override {
@@ -140,8 +139,7 @@ class HtmlReporter final : public Reporter {
          << script_safe_json(figures_) << "</script>\n";
     out_ << "<script>" << script_safe_js(plotly) << "</script>\n";
     out_ << "<script>" << page_script() << "</script>\n</body>\n</html>\n";
-    out_.flush();
-    return stream_status(out_, "the HTML report");
+    return StreamReporter::finalize();
   }
 
  private:
@@ -198,7 +196,6 @@ class HtmlReporter final : public Reporter {
       html << fmt::format("<p class=\"caption\">{}</p>\n", html_escape(t.caption));
   }
 
-  std::ostream& out_;
   ReportContext context_;
   std::vector<std::pair<std::string, std::string>> toc_;
   std::string body_;

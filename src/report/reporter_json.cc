@@ -75,10 +75,9 @@ json chart_json(const Chart& c) {
       {"points_measured", c.points_measured}};
 }
 
-class JsonReporter final : public Reporter {
+class JsonReporter final : public StreamReporter {
  public:
-  explicit JsonReporter(std::ostream& out) : out_(out) {}
-  std::string_view format() const override { return "json"; }
+  explicit JsonReporter(std::ostream& out) : StreamReporter(out, "json", "the JSON report") {}
 
   Status report_context(const ReportContext& context, const std::vector<Headline>& summary,
                         const std::vector<Finding>& findings) override {
@@ -142,12 +141,10 @@ class JsonReporter final : public Reporter {
 
   Status finalize() override {
     out_ << doc_.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
-    out_.flush();
-    return stream_status(out_, "the JSON report");
+    return StreamReporter::finalize();
   }
 
  private:
-  std::ostream& out_;
   json doc_;
 };
 

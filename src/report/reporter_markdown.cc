@@ -27,10 +27,9 @@ bool right_aligned(Unit unit) {
   return unit != Unit::none;
 }
 
-class MarkdownReporter final : public Reporter {
+class MarkdownReporter final : public StreamReporter {
  public:
-  explicit MarkdownReporter(std::ostream& out) : out_(out) {}
-  std::string_view format() const override { return "md"; }
+  explicit MarkdownReporter(std::ostream& out) : StreamReporter(out, "md", "the Markdown report") {}
 
   Status report_context(const ReportContext& context, const std::vector<Headline>& summary,
                         const std::vector<Finding>& findings) override {
@@ -59,7 +58,7 @@ class MarkdownReporter final : public Reporter {
                             subject.empty() ? "" : subject + ": ", analysis::text(f));
       }
     }
-    return stream_status(out_, "the Markdown report");
+    return written();
   }
 
   Status report_section(const Section& section) override {
@@ -74,12 +73,7 @@ class MarkdownReporter final : public Reporter {
         out_ << fmt::format("\n*Chart: {}* (drawn in the HTML report)\n", c->title);
       }
     }
-    return stream_status(out_, "the Markdown report");
-  }
-
-  Status finalize() override {
-    out_.flush();
-    return stream_status(out_, "the Markdown report");
+    return written();
   }
 
  private:
@@ -101,8 +95,6 @@ class MarkdownReporter final : public Reporter {
     }
     if (!t.caption.empty()) out_ << '\n' << t.caption << '\n';
   }
-
-  std::ostream& out_;
 };
 
 }  // namespace

@@ -195,14 +195,8 @@ void add_target(const burn::TargetResult& t, int gpu, RunData& data) {
 
 RunData burn_to_run(const burn::Report& report) {
   RunData data;
-  RunRecord& run = data.run;
-  run.kind = "burn";
-  run.command_line = "gpuscope burn --json";
-  run.host = report.hostname;
-  run.gpuscope_version = report.gpuscope_version;
-  run.driver_version = report.driver_version;
-  run.cuda_driver_version = detail::cuda_version_text(report.cuda_driver_version);
-  run.configurations.push_back({"burn", burn_options_to_json(report.options)});
+  data.run = detail::command_run("burn", "gpuscope burn --json", report);
+  data.run.configurations.push_back({"burn", burn_options_to_json(report.options)});
   for (std::size_t i = 0; i < report.targets.size(); ++i) {
     add_target(report.targets[i], static_cast<int>(i), data);
   }

@@ -53,12 +53,7 @@ GpuRecord gpu_record(const GpuInfo& gpu, json details) {
 RunData info_to_run(const SystemInfo& info) {
   RunData data;
   RunRecord& run = data.run;
-  run.kind = "info";
-  run.command_line = "gpuscope info --json";
-  run.host = info.hostname;
-  run.gpuscope_version = info.gpuscope_version;
-  run.driver_version = info.driver_version;
-  run.cuda_driver_version = detail::cuda_version_text(info.cuda_driver_version);
+  run = detail::command_run("info", "gpuscope info --json", info);
   run.cuda_runtime_version = detail::cuda_version_text(info.cuda_runtime_version);
   // Each GPU's details are its record as `info --json` prints it.
   const json document = info_to_json(info);

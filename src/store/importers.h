@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuscope/burn.h"
@@ -14,6 +15,21 @@ namespace gpuscope::store::detail {
 
 // 13000 -> "13.0", as nvidia-smi prints a CUDA driver version.
 std::optional<std::string> cuda_version_text(std::optional<int> version);
+
+// The run of a command's JSON output: its kind, the command line that writes that output, and
+// the host the output names (SystemInfo and burn::Report carry hostname, gpuscope_version,
+// driver_version and cuda_driver_version alike).
+template <typename Output>
+RunRecord command_run(std::string kind, std::string command_line, const Output& output) {
+  RunRecord run;
+  run.kind = std::move(kind);
+  run.command_line = std::move(command_line);
+  run.host = output.hostname;
+  run.gpuscope_version = output.gpuscope_version;
+  run.driver_version = output.driver_version;
+  run.cuda_driver_version = cuda_version_text(output.cuda_driver_version);
+  return run;
+}
 
 // A burn precision's verification counts as one names::kGemmErrors measurement: the total
 // wrong (mismatched, NaN, Inf elements and failed reference tiles), each count as a tag.

@@ -57,6 +57,107 @@ json measurement_to_json(const Measurement& m) {
   return out;
 }
 
+Status gpu_from_json(JsonFields& f, std::size_t index, GpuRecord& g) {
+  g.gpu = f.opt_int("gpu").value_or(static_cast<int>(index));
+  g.name = f.text("name");
+  g.uuid = f.opt_text("uuid").value_or("");
+  g.pci_bus_id = f.opt_text("pci_bus_id");
+  g.compute_capability = f.opt_text("compute_capability");
+  g.sm_count = f.opt_int("sm_count");
+  if (auto memory = f.opt_number("memory_total_bytes")) {
+    g.memory_total_bytes = static_cast<std::uint64_t>(*memory);
+  }
+  g.power_limit_w = f.opt_number("power_limit_w");
+  g.power_default_limit_w = f.opt_number("power_default_limit_w");
+  g.power_min_limit_w = f.opt_number("power_min_limit_w");
+  g.power_max_limit_w = f.opt_number("power_max_limit_w");
+  g.sm_clock_max_hz = f.opt_number("sm_clock_max_hz");
+  g.memory_clock_max_hz = f.opt_number("memory_clock_max_hz");
+  g.temperature_slowdown_c = f.opt_number("temperature_slowdown_c");
+  g.pcie_generation_max = f.opt_int("pcie_generation_max");
+  g.pcie_width_max = f.opt_int("pcie_width_max");
+  if (const json& peak = f.member("peak"); !peak.is_null()) {
+    auto parsed = detail::peak_from_json(peak);
+    if (!parsed.ok()) return parsed.status().with_context(f.where());
+    g.peak = *parsed;
+  }
+  if (const json& details = f.member("details"); details.is_object()) g.details = details;
+  return Status{};
+}
+
+Status configuration_from_json(JsonFields& f, std::size_t /*index*/, Configuration& c) {
+  c.name = f.text("name");
+  if (const json& params = f.member("params"); params.is_object()) c.params = params;
+  return Status{};
+}
+
+Status measurement_from_json(JsonFields& f, std::size_t /*index*/, Measurement& m) {
+  m.gpu = f.opt_int("gpu");
+  m.configuration = f.opt_text("configuration").value_or("");
+  m.name = f.text("name");
+  m.value = f.opt_number("value");
+  m.unit = f.opt_text("unit").value_or("");
+  if (const json& tags = f.member("tags"); tags.is_object()) m.tags = tags;
+  return Status{};
+}
+
+Status series_from_json(JsonFields& f, std::size_t /*index*/, TelemetrySeries& s) {
+  s.gpu = f.opt_int("gpu").value_or(0);
+  s.metric = f.text("metric");
+  s.unit = f.opt_text("unit").value_or(std::string(names::telemetry_unit(s.metric)));
+  const json& t = f.member("t_s");
+  const json& values = f.member("values");
+  if (!t.is_array() || !values.is_array() || t.size() != values.size()) {
+    f.fail("t_s", "expected arrays t_s and values of the same length");
+  }
+  GPUSCOPE_RETURN_IF_ERROR(f.status());
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (!t[k].is_number() || !values[k].is_number()) {
+      f.fail(fmt::format("[{}]", k), "expected numbers");
+      return f.status();
+    }
+    s.t_s.push_back(t[k].get<double>());
+    s.values.push_back(values[k].get<double>());
+  }
+  return Status{};
+}
+
+Status finding_from_json(JsonFields& f, std::size_t /*index*/, Finding& finding) {
+  finding.gpu = f.opt_int("gpu");
+  std::string severity = f.text("severity");
+  if (auto parsed = detail::parse_severity(severity)) {
+    finding.severity = *parsed;
+  } else if (f.status().ok()) {
+    f.fail("severity", "expected info, warning or error");
+  }
+  finding.id = f.opt_text("code").value_or("");
+  finding.title = f.text("text");
+  GPUSCOPE_RETURN_IF_ERROR(f.status());
+  if (!detail::read_finding_details(f.object(), finding)) {
+    return Status(Code::data_error, fmt::format("{}: malformed evidence, fix, expected_speedup, "
+                                                "confidence or subjects",
+                                                f.where()));
+  }
+  return Status{};
+}
+
+// Each object of the list `key` of `top` read by `read` into a record appended to `out`, its
+// fields named "<where>.<key>[i]"; the first problem stops it. An absent member, or one that is
+// not a list, reads as none.
+template <typename Record>
+Status read_list(JsonFields& top, const char* key, const std::string& where,
+                 Status (*read)(JsonFields&, std::size_t, Record&), std::vector<Record>& out) {
+  const json& list = top.member(key);
+  for (std::size_t i = 0; i < list.size() && list.is_array(); ++i) {
+    JsonFields f(list[i], fmt::format("{}.{}[{}]", where, key, i));
+    Record record;
+    GPUSCOPE_RETURN_IF_ERROR(read(f, i, record));
+    GPUSCOPE_RETURN_IF_ERROR(f.status());
+    out.push_back(std::move(record));
+  }
+  return Status{};
+}
+
 Result<RunData> run_from_json(const json& in, const std::string& where) {
   RunData data;
   JsonFields top(in, where);
@@ -77,107 +178,13 @@ Result<RunData> run_from_json(const json& in, const std::string& where) {
   GPUSCOPE_RETURN_IF_ERROR(top.status());
   GPUSCOPE_RETURN_IF_ERROR(r.status());
 
-  const json& gpus = top.member("gpus");
-  for (std::size_t i = 0; i < gpus.size() && gpus.is_array(); ++i) {
-    JsonFields f(gpus[i], fmt::format("{}.gpus[{}]", where, i));
-    GpuRecord g;
-    g.gpu = f.opt_int("gpu").value_or(static_cast<int>(i));
-    g.name = f.text("name");
-    g.uuid = f.opt_text("uuid").value_or("");
-    g.pci_bus_id = f.opt_text("pci_bus_id");
-    g.compute_capability = f.opt_text("compute_capability");
-    g.sm_count = f.opt_int("sm_count");
-    if (auto memory = f.opt_number("memory_total_bytes")) {
-      g.memory_total_bytes = static_cast<std::uint64_t>(*memory);
-    }
-    g.power_limit_w = f.opt_number("power_limit_w");
-    g.power_default_limit_w = f.opt_number("power_default_limit_w");
-    g.power_min_limit_w = f.opt_number("power_min_limit_w");
-    g.power_max_limit_w = f.opt_number("power_max_limit_w");
-    g.sm_clock_max_hz = f.opt_number("sm_clock_max_hz");
-    g.memory_clock_max_hz = f.opt_number("memory_clock_max_hz");
-    g.temperature_slowdown_c = f.opt_number("temperature_slowdown_c");
-    g.pcie_generation_max = f.opt_int("pcie_generation_max");
-    g.pcie_width_max = f.opt_int("pcie_width_max");
-    if (const json& peak = f.member("peak"); !peak.is_null()) {
-      auto parsed = detail::peak_from_json(peak);
-      if (!parsed.ok()) return parsed.status().with_context(f.where());
-      g.peak = *parsed;
-    }
-    if (const json& details = f.member("details"); details.is_object()) g.details = details;
-    GPUSCOPE_RETURN_IF_ERROR(f.status());
-    run.gpus.push_back(std::move(g));
-  }
-
-  const json& configs = top.member("configurations");
-  for (std::size_t i = 0; i < configs.size() && configs.is_array(); ++i) {
-    JsonFields f(configs[i], fmt::format("{}.configurations[{}]", where, i));
-    Configuration c;
-    c.name = f.text("name");
-    if (const json& params = f.member("params"); params.is_object()) c.params = params;
-    GPUSCOPE_RETURN_IF_ERROR(f.status());
-    run.configurations.push_back(std::move(c));
-  }
-
-  const json& measurements = top.member("measurements");
-  for (std::size_t i = 0; i < measurements.size() && measurements.is_array(); ++i) {
-    JsonFields f(measurements[i], fmt::format("{}.measurements[{}]", where, i));
-    Measurement m;
-    m.gpu = f.opt_int("gpu");
-    m.configuration = f.opt_text("configuration").value_or("");
-    m.name = f.text("name");
-    m.value = f.opt_number("value");
-    m.unit = f.opt_text("unit").value_or("");
-    if (const json& tags = f.member("tags"); tags.is_object()) m.tags = tags;
-    GPUSCOPE_RETURN_IF_ERROR(f.status());
-    data.measurements.push_back(std::move(m));
-  }
-
-  const json& telemetry = top.member("telemetry");
-  for (std::size_t i = 0; i < telemetry.size() && telemetry.is_array(); ++i) {
-    JsonFields f(telemetry[i], fmt::format("{}.telemetry[{}]", where, i));
-    TelemetrySeries s;
-    s.gpu = f.opt_int("gpu").value_or(0);
-    s.metric = f.text("metric");
-    s.unit = f.opt_text("unit").value_or(std::string(names::telemetry_unit(s.metric)));
-    const json& t = f.member("t_s");
-    const json& values = f.member("values");
-    if (!t.is_array() || !values.is_array() || t.size() != values.size()) {
-      f.fail("t_s", "expected arrays t_s and values of the same length");
-    }
-    GPUSCOPE_RETURN_IF_ERROR(f.status());
-    for (std::size_t k = 0; k < t.size(); ++k) {
-      if (!t[k].is_number() || !values[k].is_number()) {
-        f.fail(fmt::format("[{}]", k), "expected numbers");
-        return f.status();
-      }
-      s.t_s.push_back(t[k].get<double>());
-      s.values.push_back(values[k].get<double>());
-    }
-    data.telemetry.push_back(std::move(s));
-  }
-
-  const json& findings = top.member("findings");
-  for (std::size_t i = 0; i < findings.size() && findings.is_array(); ++i) {
-    JsonFields f(findings[i], fmt::format("{}.findings[{}]", where, i));
-    Finding finding;
-    finding.gpu = f.opt_int("gpu");
-    std::string severity = f.text("severity");
-    if (auto parsed = detail::parse_severity(severity)) {
-      finding.severity = *parsed;
-    } else if (f.status().ok()) {
-      f.fail("severity", "expected info, warning or error");
-    }
-    finding.id = f.opt_text("code").value_or("");
-    finding.title = f.text("text");
-    GPUSCOPE_RETURN_IF_ERROR(f.status());
-    if (!detail::read_finding_details(findings[i], finding)) {
-      return Status(Code::data_error, fmt::format("{}.findings[{}]: malformed evidence, fix, "
-                                                  "expected_speedup, confidence or subjects",
-                                                  where, i));
-    }
-    data.findings.push_back(std::move(finding));
-  }
+  GPUSCOPE_RETURN_IF_ERROR(read_list(top, "gpus", where, gpu_from_json, run.gpus));
+  GPUSCOPE_RETURN_IF_ERROR(
+      read_list(top, "configurations", where, configuration_from_json, run.configurations));
+  GPUSCOPE_RETURN_IF_ERROR(
+      read_list(top, "measurements", where, measurement_from_json, data.measurements));
+  GPUSCOPE_RETURN_IF_ERROR(read_list(top, "telemetry", where, series_from_json, data.telemetry));
+  GPUSCOPE_RETURN_IF_ERROR(read_list(top, "findings", where, finding_from_json, data.findings));
   return data;
 }
 

@@ -5,11 +5,21 @@
 #include <cmath>
 #include <fstream>
 
+#include "common/enum_names.h"
 #include "gpuscope/info_report.h"
 #include "gpuscope/study.h"
 
 namespace gpuscope::study {
 namespace {
+
+constexpr gpuscope::detail::EnumName<Level> kLevelNames[] = {
+    {Level::quick, "quick"}, {Level::standard, "default"}, {Level::full, "full"}};
+static_assert(gpuscope::detail::names_every_value(kLevelNames, Level::full));
+constexpr gpuscope::detail::EnumName<StepKind> kStepKindNames[] = {{StepKind::info, "info"},
+                                                                   {StepKind::burn, "burn"},
+                                                                   {StepKind::bench, "bench"},
+                                                                   {StepKind::sweep, "sweep"}};
+static_assert(gpuscope::detail::names_every_value(kStepKindNames, StepKind::sweep));
 
 namespace fs = std::filesystem;
 
@@ -70,37 +80,18 @@ std::string gpu_id(const Target& gpu) {
 }  // namespace
 
 std::string_view level_name(Level level) {
-  switch (level) {
-    case Level::quick:
-      return "quick";
-    case Level::full:
-      return "full";
-    case Level::standard:
-    default:
-      return "default";
-  }
+  return gpuscope::detail::name_in(kLevelNames, level, "default");
 }
 
 Result<Level> parse_level(std::string_view name) {
-  if (name == "quick") return Level::quick;
-  if (name == "default" || name == "standard") return Level::standard;
-  if (name == "full") return Level::full;
+  if (name == "standard") return Level::standard;  // the enum's name for "default"
+  if (auto level = gpuscope::detail::value_named(kLevelNames, name)) return *level;
   return Status(Code::invalid_argument,
                 fmt::format("unknown study level '{}' (quick, default, full)", name));
 }
 
 std::string_view step_kind_name(StepKind kind) {
-  switch (kind) {
-    case StepKind::info:
-      return "info";
-    case StepKind::burn:
-      return "burn";
-    case StepKind::bench:
-      return "bench";
-    case StepKind::sweep:
-    default:
-      return "sweep";
-  }
+  return gpuscope::detail::name_in(kStepKindNames, kind, "sweep");
 }
 
 Machine machine_from_info(const SystemInfo& info) {

@@ -3,6 +3,7 @@
 
 #include <system_error>
 
+#include "common/enum_names.h"
 #include "gpuscope/files.h"
 #include "gpuscope/study.h"
 
@@ -15,6 +16,13 @@ namespace fs = std::filesystem;
 constexpr char kStateFile[] = "study.json";
 constexpr char kKind[] = "gpuscope.study.state";
 
+constexpr gpuscope::detail::EnumName<StepStatus> kStepStatusNames[] = {
+    {StepStatus::ok, "ok"},
+    {StepStatus::failed, "failed"},
+    {StepStatus::skipped, "skipped"},
+    {StepStatus::interrupted, "interrupted"}};
+static_assert(gpuscope::detail::names_every_value(kStepStatusNames, StepStatus::interrupted));
+
 json optional_int(const std::optional<int>& value) {
   return value ? json(*value) : json();
 }
@@ -25,10 +33,7 @@ std::optional<int> read_optional_int(const json& j, const char* key) {
 }
 
 Result<StepStatus> parse_status(const std::string& name) {
-  for (StepStatus s :
-       {StepStatus::ok, StepStatus::failed, StepStatus::skipped, StepStatus::interrupted}) {
-    if (step_status_name(s) == name) return s;
-  }
+  if (auto status = gpuscope::detail::value_named(kStepStatusNames, name)) return *status;
   return Status(Code::data_error, fmt::format("study.json: unknown step status '{}'", name));
 }
 
@@ -67,17 +72,7 @@ json record_to_json(const StepRecord& r) {
 }  // namespace
 
 std::string_view step_status_name(StepStatus status) {
-  switch (status) {
-    case StepStatus::ok:
-      return "ok";
-    case StepStatus::failed:
-      return "failed";
-    case StepStatus::skipped:
-      return "skipped";
-    case StepStatus::interrupted:
-    default:
-      return "interrupted";
-  }
+  return gpuscope::detail::name_in(kStepStatusNames, status, "interrupted");
 }
 
 bool step_done(const State& state, const std::string& step_id) {

@@ -185,6 +185,22 @@ TEST(BenchJsonRead, WhatIsNotABenchDocumentIsRefusedSayingWhy) {
   nlohmann::json too_many = good;
   too_many["rows_planned"] = 1;
   EXPECT_THAT(error_of(too_many).message(), HasSubstr("2 rows but rows_planned is 1"));
+
+  const std::pair<const char*, const char*> objects[] = {{"/rows/0", "rows[0]"},
+                                                         {"/rows/0/knobs", "rows[0].knobs"},
+                                                         {"/rows/1/input", "rows[1].input"},
+                                                         {"/rows/0/guard", "rows[0].guard"},
+                                                         {"/guard/1", "guard[1]"},
+                                                         {"/guard/1/curve", "guard[1].curve"},
+                                                         {"/gpu", "gpu"}};
+  for (const auto& [place, where] : objects) {
+    nlohmann::json not_object = good;
+    const nlohmann::json::json_pointer pointer(place);
+    ASSERT_TRUE(not_object.contains(pointer)) << place;
+    not_object[pointer] = 3;
+    EXPECT_THAT(error_of(not_object).message(),
+                HasSubstr(std::string(where) + ": expected an object"));
+  }
 }
 
 std::string temp_path(const std::string& name) {

@@ -23,6 +23,32 @@ TEST(JsonFields, ReadsFieldsAndNamesTheFirstProblemByItsPath) {
   EXPECT_EQ(f.status().message(), "gpus[0].power: expected a number");
 }
 
+TEST(JsonFields, EachTypedReaderReadsItsTypeNullAsAbsentAndNamesAnyOtherType) {
+  const json j = {
+      {"text", "a"}, {"number", 1.5}, {"integer", 7}, {"flag", true}, {"none", nullptr}};
+  JsonFields f(j, "x");
+  EXPECT_EQ(f.opt_text("text"), "a");
+  EXPECT_EQ(f.opt_number("number"), 1.5);
+  EXPECT_EQ(f.opt_number("integer"), 7.0);
+  EXPECT_EQ(f.opt_int("integer"), 7);
+  EXPECT_EQ(f.opt_bool("flag"), true);
+  EXPECT_FALSE(f.opt_text("none").has_value());
+  EXPECT_FALSE(f.opt_number("none").has_value());
+  EXPECT_FALSE(f.opt_int("none").has_value());
+  EXPECT_FALSE(f.opt_bool("none").has_value());
+  EXPECT_TRUE(f.status().ok());
+
+  JsonFields text(j, "x");
+  EXPECT_FALSE(text.opt_text("number").has_value());
+  EXPECT_EQ(text.status().message(), "x.number: expected a string");
+  JsonFields integer(j, "x");
+  EXPECT_FALSE(integer.opt_int("number").has_value());
+  EXPECT_EQ(integer.status().message(), "x.number: expected an integer");
+  JsonFields flag(j, "x");
+  EXPECT_FALSE(flag.opt_bool("integer").has_value());
+  EXPECT_EQ(flag.status().message(), "x.integer: expected true or false");
+}
+
 TEST(JsonFields, ListsAndTheDocumentsTopLevel) {
   const json j = {{"rows", 3}, {"warnings", {"ok", 1}}};
   JsonFields top(j, "");  // a document's top level: paths are the keys alone

@@ -42,6 +42,16 @@ TEST(Status, OkByDefaultAndPrintsCodeName) {
 
 // A user reads the library's words; the call's text and file:line are the detail (--verbose,
 // logs), kept through added context.
+TEST(Status, EachCodeNameReadsBackAsItsCode) {
+  for (int c = static_cast<int>(Code::ok); c <= static_cast<int>(Code::internal); ++c) {
+    const Code code = static_cast<Code>(c);
+    EXPECT_NE(code_name(code), "unknown");
+    EXPECT_EQ(code_named(code_name(code)), code) << code_name(code);
+  }
+  EXPECT_EQ(code_name(Code::permission_denied), "permission_denied");
+  EXPECT_FALSE(code_named("lost").has_value());
+}
+
 TEST(Status, ApiCheckKeepsTheCallAndPlaceOutOfTheMessage) {
   EXPECT_TRUE(GPUSCOPE_API_CHECK(FakeVendorStatus::success).ok());
   Status busy = GPUSCOPE_API_CHECK((FakeVendorStatus{FakeVendorStatus::busy}));

@@ -254,6 +254,24 @@ TEST(ReporterTest, UnknownFormatIsRefused) {
   EXPECT_THAT(reporter_formats(), ::testing::ElementsAre("console", "json", "csv", "md", "html"));
 }
 
+TEST(ReporterTest, EachFormatSaysWhichReportAFailedStreamLost) {
+  const std::pair<std::string_view, std::string_view> reports[] = {
+      {"console", "the console report"},
+      {"json", "the JSON report"},
+      {"csv", "the CSV report"},
+      {"md", "the Markdown report"},
+      {"html", "the HTML report"}};
+  for (const auto& [format, what] : reports) {
+    std::ostringstream out;
+    auto reporter = make_reporter(format, out);
+    ASSERT_TRUE(reporter.ok()) << reporter.status().to_string();
+    out.setstate(std::ios::badbit);  // as a full disk or a closed pipe leaves it
+    Status written = write_document(**reporter, sample_document());
+    EXPECT_EQ(written.code(), Code::io_error) << format;
+    EXPECT_THAT(written.message(), HasSubstr("writing " + std::string(what) + " failed"));
+  }
+}
+
 TEST(ReporterTest, FilesAreWrittenWholeOrNotAtAll) {
   std::string dir = (std::filesystem::temp_directory_path() / "gpuscope-reporter-test").string();
   std::filesystem::remove_all(dir);

@@ -72,14 +72,45 @@ TEST(ResultFileTest, MalformedRecordsNameTheField) {
   EXPECT_EQ(read_result_file(dir.file("missing.json")).code(), Code::not_found);
 }
 
+TEST(ResultFileTest, MalformedRecordsNameTheFieldInEachList) {
+  ScratchDir dir;
+  const std::string path = dir.file("bad.json");
+  const std::pair<nlohmann::json::json_pointer, nlohmann::json> damages[] = {
+      {"/runs/0/gpus/0/name"_json_pointer, 5},
+      {"/runs/0/configurations/0/name"_json_pointer, 5},
+      {"/runs/0/measurements/0/name"_json_pointer, 5},
+      {"/runs/0/telemetry/0/values"_json_pointer, {1.0}},
+      {"/runs/0/findings/0/severity"_json_pointer, "fatal"},
+      {"/runs/0/findings/0/evidence"_json_pointer, "none"}};
+  const char* messages[] = {"runs[0].gpus[0].name: expected a string",
+                            "runs[0].configurations[0].name: expected a string",
+                            "runs[0].measurements[0].name: expected a string",
+                            "runs[0].telemetry[0].t_s: expected arrays t_s and values",
+                            "runs[0].findings[0].severity: expected info, warning or error",
+                            "runs[0].findings[0]: malformed evidence"};
+  for (std::size_t i = 0; i < std::size(damages); ++i) {
+    nlohmann::json doc = runs_to_json({testing::sample_run()});
+    ASSERT_TRUE(doc.contains(damages[i].first.parent_pointer())) << messages[i];
+    doc[damages[i].first] = damages[i].second;
+    testing::write_bytes(path, doc.dump());
+    auto runs = read_result_file(path);
+    EXPECT_EQ(runs.code(), Code::data_error) << messages[i];
+    EXPECT_THAT(runs.status().message(), HasSubstr(messages[i]));
+  }
+}
+
 TEST(ResultFileTest, InfoRecordingOfTheH100IsAnInfoRun) {
   auto runs = read_result_file(fixture("info/h100_recorded_2026-11-22.json"));
   ASSERT_TRUE(runs.ok()) << runs.status().to_string();
   ASSERT_EQ(runs->size(), 1u);
   const RunData& run = (*runs)[0];
   EXPECT_EQ(run.run.kind, "info");
+  EXPECT_EQ(run.run.command_line, "gpuscope info --json");
+  EXPECT_EQ(run.run.host, "vm");
+  EXPECT_EQ(run.run.gpuscope_version, "0.1.0");
   EXPECT_EQ(run.run.driver_version, "580.159.04");
   EXPECT_EQ(run.run.cuda_driver_version, "13.0");
+  EXPECT_EQ(run.run.cuda_runtime_version, "13.0");
   EXPECT_EQ(run.run.label, "h100_recorded_2026-11-22");
   ASSERT_EQ(run.run.gpus.size(), 1u);
   const GpuRecord& g = run.run.gpus[0];
@@ -154,7 +185,10 @@ TEST(ResultFileTest, BurnReportIsABurnRunWithItsTelemetryAggregates) {
   ASSERT_TRUE(runs.ok()) << runs.status().to_string();
   const RunData& run = (*runs)[0];
   EXPECT_EQ(run.run.kind, "burn");
+  EXPECT_EQ(run.run.command_line, "gpuscope burn --json");
   EXPECT_EQ(run.run.host, "node1");
+  EXPECT_EQ(run.run.gpuscope_version, "0.1.0");
+  EXPECT_EQ(run.run.driver_version, "580.159.04");
   EXPECT_EQ(run.run.cuda_driver_version, "13.0");
   ASSERT_EQ(run.run.gpus.size(), 3u);
   EXPECT_EQ(run.run.gpus[1].details["label"], "GPU 1 MIG 3g.20gb (GI 1 CI 0)");
