@@ -7,17 +7,23 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "gpuscope/nvml.h"
+#include "trace/intervals.h"
 #include "trace/kernel_class.h"
 
 namespace gpuscope::analysis::detail {
 namespace {
 
+using trace::detail::covered;
 using trace::detail::GpuActivity;
 using trace::detail::HostInterval;
+using trace::detail::Interval;
 using trace::detail::KernelKind;
 using trace::detail::MathPrecision;
+using trace::detail::merge;
+using trace::detail::next_covered;
 using trace::detail::Timeline;
 using trace::detail::TraceSummary;
 
@@ -25,44 +31,14 @@ constexpr double kNs = 1e-9;
 constexpr std::uint64_t kSmallCopyBytes = 64 * 1024;
 constexpr std::size_t kChainMinKernels = 8;
 
-struct Interval {
-  std::int64_t start = 0, end = 0;
-};
-
+// The GPU's busy time inside [from, to), merged.
 std::vector<Interval> merged_busy(const Timeline& t, std::int64_t from, std::int64_t to) {
   std::vector<Interval> v;
   for (const GpuActivity& a : t.gpu) {
     if (a.end_ns <= from || a.start_ns >= to) continue;
     v.push_back({std::max(a.start_ns, from), std::min(a.end_ns, to)});
   }
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  std::vector<Interval> out;
-  for (const Interval& i : v) {
-    if (!out.empty() && i.start <= out.back().end) {
-      out.back().end = std::max(out.back().end, i.end);
-    } else {
-      out.push_back(i);
-    }
-  }
-  return out;
-}
-
-std::int64_t covered(const std::vector<Interval>& merged, std::int64_t from, std::int64_t to) {
-  auto it = std::lower_bound(merged.begin(), merged.end(), from,
-                             [](const Interval& i, std::int64_t x) { return i.end <= x; });
-  std::int64_t total = 0;
-  for (; it != merged.end() && it->start < to; ++it)
-    total += std::max<std::int64_t>(0, std::min(it->end, to) - std::max(it->start, from));
-  return total;
-}
-
-// The start of the first busy interval at or after `at` (nullopt: none).
-std::optional<std::int64_t> next_busy(const std::vector<Interval>& merged, std::int64_t at) {
-  auto it = std::lower_bound(merged.begin(), merged.end(), at,
-                             [](const Interval& i, std::int64_t x) { return i.end <= x; });
-  if (it == merged.end()) return std::nullopt;
-  return std::max(it->start, at);
+  return merge(std::move(v));
 }
 
 double median(std::vector<double> v) {
@@ -364,7 +340,8 @@ Observations observe(const Timeline& t, const TraceSummary& s,
       ++syncs;
       sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
       if (h.start_ns < from) continue;
-      if (auto next = next_busy(busy, h.end_ns); next && covered(busy, h.end_ns, h.end_ns + 1) == 0)
+      if (auto next = next_covered(busy, h.end_ns);
+          next && covered(busy, h.end_ns, h.end_ns + 1) == 0)
         after_sync += static_cast<double>(*next - h.end_ns) * kNs;
     } else if (h.kind == HostInterval::Kind::api && is_launch(t.names[h.name])) {
       ++launches;

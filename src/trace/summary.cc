@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "trace/intervals.h"
 #include "trace/kernel_class.h"
 #include "trace/step_period.h"
 
@@ -15,43 +16,6 @@ namespace gpuscope::trace::detail {
 namespace {
 
 constexpr double kNs = 1e-9;
-
-struct Interval {
-  std::int64_t start = 0, end = 0;
-};
-
-// The union of `intervals`, sorted and disjoint.
-std::vector<Interval> merge(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  std::vector<Interval> merged;
-  for (const Interval& i : intervals) {
-    if (i.end <= i.start) continue;
-    if (!merged.empty() && i.start <= merged.back().end) {
-      merged.back().end = std::max(merged.back().end, i.end);
-    } else {
-      merged.push_back(i);
-    }
-  }
-  return merged;
-}
-
-// Nanoseconds of the disjoint, sorted `merged` inside [from, to).
-std::int64_t covered(const std::vector<Interval>& merged, std::int64_t from, std::int64_t to) {
-  auto it = std::lower_bound(merged.begin(), merged.end(), from,
-                             [](const Interval& i, std::int64_t t) { return i.end <= t; });
-  std::int64_t total = 0;
-  for (; it != merged.end() && it->start < to; ++it) {
-    total += std::min(it->end, to) - std::max(it->start, from);
-  }
-  return total;
-}
-
-std::int64_t total(const std::vector<Interval>& merged) {
-  std::int64_t sum = 0;
-  for (const Interval& i : merged) sum += i.end - i.start;
-  return sum;
-}
 
 std::int64_t overlap(std::int64_t a0, std::int64_t a1, std::int64_t b0, std::int64_t b1) {
   return std::max<std::int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
