@@ -4,10 +4,8 @@
 #include <fmt/format.h>
 
 #include <ctime>
-#include <iostream>
 
-#include "gpuscope/exit_codes.h"
-#include "gpuscope/monitor.h"
+#include "commands.h"
 #include "validators.h"
 
 namespace gpuscope::cli {
@@ -41,11 +39,7 @@ void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRun
 
 std::optional<int> prepare_trace_run(trace::TraceOptions& options, const TraceRunArgs& args,
                                      std::string_view default_prefix) {
-  Status runnable = telemetry::check_command(options.command);
-  if (!runnable.ok()) {
-    std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-    return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
-  }
+  if (auto refused = refuse_unstartable(options.command)) return refused;
   if (args.duration_s == 0) {
     options.whole_run = true;
   } else {
