@@ -127,8 +127,6 @@ TEST(ShareSummary, MigInstancesTogether) {
 class MpsDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(scratch_.path().empty());
-    dir_ = scratch_.path().string();
     fs::create_directories(dir_ + "/run");
     fs::create_directories(dir_ + "/proc");    // no MPS processes in it
     fs::create_directories(dir_ + "/system");  // no control socket in it
@@ -149,7 +147,7 @@ class MpsDaemonTest : public ::testing::Test {
     return s.str();
   }
   gpuscope::testing::ScratchDir scratch_{"/tmp/gst-mps-"};  // short: the daemon's sockets
-  std::string dir_;
+  const std::string dir_ = scratch_.path().string();
   MpsOptions o_;
 };
 

@@ -44,8 +44,6 @@ const char* kRow = "--model resnet50 --task train --mode amp_bf16 --windows 6";
 class ShareCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(scratch_.path().empty());
-    dir_ = scratch_.path().string();
     fs::create_directories(dir_ + "/tmp");
     fs::create_directories(dir_ + "/system");
     env_ = {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
@@ -139,7 +137,7 @@ class ShareCli : public ::testing::Test {
   }
 
   testing::ScratchDir scratch_{"/tmp/gst-cli-"};  // short: it is TMPDIR, with MPS sockets
-  std::string dir_;
+  const std::string dir_ = scratch_.path().string();
   std::vector<std::string> env_;
 };
 

@@ -2,10 +2,10 @@
 // scope.
 #pragma once
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -19,15 +19,15 @@ class ScratchDir {
   explicit ScratchDir(
       const std::string& prefix = (std::filesystem::temp_directory_path() / "gpuscope-").string()) {
     std::string pattern = prefix + "XXXXXX";
+    // Thrown, the test fails where the folder was to be made, and nothing runs in a wrong path.
     if (::mkdtemp(pattern.data()) == nullptr) {
-      ADD_FAILURE() << "cannot make a folder " << pattern;
-      return;
+      throw std::runtime_error("cannot make a folder " + pattern);
     }
     path_ = pattern;
   }
   ~ScratchDir() {
     std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+    std::filesystem::remove_all(path_, ignored);
   }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
