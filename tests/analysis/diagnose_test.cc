@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/scratch_dir.h"
 #include "support/trace_ranks.h"
 
 namespace gpuscope::analysis {
@@ -21,21 +22,7 @@ namespace fs = std::filesystem;
 const fs::path kFixtures = GPUSCOPE_TEST_FIXTURES;
 const fs::path kSmoke = kFixtures / "trace" / "h100_smoke_window";
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("diagnose_test_" + std::to_string(getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using gpuscope::testing::ScratchDir;
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -156,7 +143,7 @@ TEST(Diagnose, TheMeanMatrixKernelIsTheKernelTables) {
 // waits on its events): the training loop no longer synchronizes every step.
 TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
   const fs::path from = kFixtures / "diagnose" / "h100_sync_every_step";
-  TempDir dir;
+  ScratchDir dir;
   std::set<std::string> waits;
   for (const auto& entry : fs::directory_iterator(from)) {
     if (entry.path().filename().string().rfind("gpuscope-trace-", 0) != 0) continue;
@@ -195,7 +182,7 @@ TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
 // torchrun DDP job did on two H200s): the waits cost nothing, and the verdict comes first.
 TEST(Diagnose, WaitsThatCostNothingComeAfterTheVerdict) {
   const fs::path from = kFixtures / "diagnose" / "h100_flaws_none";
-  TempDir dir;
+  ScratchDir dir;
   for (const auto& entry : fs::directory_iterator(from)) {
     std::string text = read(entry.path());
     if (entry.path().filename().string().rfind("gpuscope-trace-", 0) == 0) {
@@ -315,7 +302,7 @@ TEST(Diagnose, StoreRunHoldsTheFindings) {
 }
 
 TEST(Diagnose, AFolderThatIsNotATrace) {
-  TempDir dir;
+  ScratchDir dir;
   auto d = diagnose_dir(dir.path(), {});
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), Code::invalid_argument);
@@ -332,7 +319,7 @@ TEST(Diagnose, AFolderThatIsNotATrace) {
 }
 
 TEST(Diagnose, ADamagedRecordFileIsNamed) {
-  TempDir dir;
+  ScratchDir dir;
   write(dir.path() / "gpuscope-trace-42.jsonl", "this is not JSON\n{\"t\":\"kernel\"}\n");
   auto d = diagnose_dir(dir.path(), {});
   ASSERT_FALSE(d.ok());
@@ -342,7 +329,7 @@ TEST(Diagnose, ADamagedRecordFileIsNamed) {
 }
 
 TEST(Diagnose, ATraceWithoutKernelsSaysNoGpuWorkSeen) {
-  TempDir dir;
+  ScratchDir dir;
   // The header and the end of a process that never launched a kernel.
   const std::string smoke = read(kSmoke / "gpuscope-trace-773.jsonl");
   const std::string header = smoke.substr(0, smoke.find('\n') + 1);
@@ -356,7 +343,7 @@ TEST(Diagnose, ATraceWithoutKernelsSaysNoGpuWorkSeen) {
 
 // Two ranks: the smoke process twice, the second on GPU 1 with another PID.
 TEST(Diagnose, RanksAreDiagnosedEachAndMergedWhereTheyAgree) {
-  TempDir dir;
+  ScratchDir dir;
   testing::write_two_ranks(dir.path());
   auto d = diagnose_dir(dir.path(), {});
   ASSERT_TRUE(d.ok()) << d.status().message();
@@ -371,7 +358,7 @@ TEST(Diagnose, RanksAreDiagnosedEachAndMergedWhereTheyAgree) {
 }
 
 TEST(Diagnose, ASummaryOfTheWrongShapeIsIgnoredWithANote) {
-  TempDir dir;
+  ScratchDir dir;
   fs::copy_file(kSmoke / "gpuscope-trace-773.jsonl", dir.path() / "gpuscope-trace-773.jsonl");
   write(dir.path() / "summary.json",
         R"({"command": 7, "cpu": {"threads": [{"pid": "x"}]}, "telemetry": {"gpus": 3}})");

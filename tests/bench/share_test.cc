@@ -16,6 +16,7 @@
 
 #include "bench/share_mps.h"
 #include "gpuscope/bench_share.h"
+#include "support/scratch_dir.h"
 
 extern char** environ;
 
@@ -126,9 +127,6 @@ TEST(ShareSummary, MigInstancesTogether) {
 class MpsDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/gst-mps-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     fs::create_directories(dir_ + "/run");
     fs::create_directories(dir_ + "/proc");    // no MPS processes in it
     fs::create_directories(dir_ + "/system");  // no control socket in it
@@ -141,17 +139,15 @@ class MpsDaemonTest : public ::testing::Test {
     o_.proc_dir = dir_ + "/proc";
     o_.state_dir = dir_ + "/state";
   }
-  void TearDown() override {
-    ::unsetenv("GPUSCOPE_FAKE_MPS_FAIL");
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { ::unsetenv("GPUSCOPE_FAKE_MPS_FAIL"); }
   std::string log() const {
     std::ifstream in(dir_ + "/mps.log");
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
   }
-  std::string dir_;
+  gpuscope::testing::ScratchDir scratch_{"/tmp/gst-mps-"};  // short: the daemon's sockets
+  const std::string dir_ = scratch_.path().string();
   MpsOptions o_;
 };
 

@@ -3,7 +3,6 @@
 // stderr.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fstream>
@@ -15,6 +14,8 @@
 #include "gpuscope/exit_codes.h"
 #include "gpuscope/store.h"
 #include "support/cli_run.h"
+#include "support/matchers.h"
+#include "support/stored_runs.h"
 
 namespace gpuscope {
 namespace {
@@ -25,6 +26,7 @@ using ::testing::Not;
 constexpr const char* kH100 = "GPU-3f6b2c1d-8a4e-4f1b-9c2d-5e7a8b9c0d1e";
 
 using testing::CliRun;
+using testing::HasAllSubstrs;
 using testing::run_captured;
 using testing::slurp;
 
@@ -36,12 +38,7 @@ std::string fast(const std::string& fixture) {
 
 class CliBurn : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "/cli_burn_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    ASSERT_EQ(std::system(("rm -rf '" + dir_ + "'").c_str()), 0);
-    ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0);
-  }
+  void SetUp() override { dir_ = testing::test_scratch_dir("cli_burn"); }
 
   void script(const std::string& visible, const std::string& text) {
     std::ofstream(dir_ + "/" + visible + ".jsonl") << text;
@@ -50,10 +47,10 @@ class CliBurn : public ::testing::Test {
   // Runs gpuscope with `args`, the fake NVML playing `scenario` and the fake worker.
   CliRun gpuscope(const std::string& scenario, const std::string& args,
                   const std::string& extra_env = "") {
-    std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                      " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES + "/nvml/" +
-                      scenario + " GPUSCOPE_BURN_WORKER=" + GPUSCOPE_FAKE_BURN_WORKER +
-                      " GPUSCOPE_FAKE_WORKER_DIR=" + dir_ + " CUDA_VISIBLE_DEVICES= " + extra_env;
+    const std::string env = testing::fake_nvml_env("nvml/" + scenario) +
+                            " GPUSCOPE_BURN_WORKER=" + GPUSCOPE_FAKE_BURN_WORKER +
+                            " GPUSCOPE_FAKE_WORKER_DIR=" + dir_ +
+                            " CUDA_VISIBLE_DEVICES= " + extra_env;
     return run_captured("env " + env + " " + GPUSCOPE_BIN + " burn --sample-interval 0.05 " + args,
                         dir_ + "/std");
   }
@@ -88,18 +85,16 @@ TEST_F(CliBurn, PrintsTheTablesAndPasses) {
   script("default", fast("h100_worker_handmade.jsonl"));
   CliRun run = gpuscope("h100_sxm.json", "--precision fp64,bf16,fp8 --duration 3");
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out,
-              HasSubstr("GPU 0  NVIDIA H100 80GB HBM3  " + std::string(kH100) + "  [passed]"));
-  EXPECT_THAT(run.out, HasSubstr("precision  TFLOP/s  % of peak  errors  max °C  throttled (s)  "
-                                 "avg W  TFLOP/J"));
-  EXPECT_THAT(run.out, HasSubstr("bf16       767.2    77.5%      0"));
-  EXPECT_THAT(run.out, HasSubstr("Device memory bandwidth (bytes read + bytes written, both "
-                                 "counted)"));
-  EXPECT_THAT(run.out, HasSubstr("pinned    h2d            6.1    48.2   54.7"));
-  EXPECT_THAT(run.out, HasSubstr("Result: passed (1 device"));
+  EXPECT_THAT(
+      run.out,
+      HasAllSubstrs({"GPU 0  NVIDIA H100 80GB HBM3  " + std::string(kH100) + "  [passed]",
+                     "precision  TFLOP/s  % of peak  errors  max °C  throttled (s)  "
+                     "avg W  TFLOP/J",
+                     "bf16       767.2    77.5%      0",
+                     "Device memory bandwidth (bytes read + bytes written, both counted)",
+                     "pinned    h2d            6.1    48.2   54.7", "Result: passed (1 device"}));
   // Progress goes to stderr, a line per phase when stderr is not a terminal.
-  EXPECT_THAT(run.err, HasSubstr("gpuscope: burn "));
-  EXPECT_THAT(run.err, HasSubstr("GPU 0 bf16 2/5"));
+  EXPECT_THAT(run.err, HasAllSubstrs({"gpuscope: burn ", "GPU 0 bf16 2/5"}));
   EXPECT_THAT(run.err, Not(HasSubstr("\r")));
   EXPECT_EQ(slurp(dir_ + "/" + kH100 + ".args"),
             "--precision\nfp64,bf16,fp8\n--duration\n3\n--memory\n--host-link\n"
@@ -141,22 +136,18 @@ TEST_F(CliBurn, StoreRecordsEachRunWithItsResults) {
                 HasSubstr("gpuscope: burn run " + std::to_string(i + 1) + " written to " + db));
     EXPECT_THAT(run.out, HasSubstr("Result: passed"));  // the console output is unchanged
   }
-  auto store = store::Store::open(db, {.read_only = true, .max_size_bytes = std::nullopt});
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  auto runs = (*store)->list_runs();
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs->size(), 2u);
-  auto run = (*store)->load_run(runs->front().id);
-  ASSERT_TRUE(run.ok()) << run.status().to_string();
-  EXPECT_EQ(run->run.kind, "burn");
-  EXPECT_THAT(run->run.command_line, HasSubstr("burn --sample-interval 0.05 --precision"));
-  ASSERT_TRUE(run->run.ended_unix_s.has_value());
-  EXPECT_GE(*run->run.ended_unix_s, run->run.started_unix_s);
-  EXPECT_GT(run->run.started_unix_s, 1.7e9);
-  ASSERT_EQ(run->run.gpus.size(), 1u);
-  EXPECT_EQ(run->run.gpus[0].uuid, kH100);
+  const std::vector<store::RunData> runs = testing::stored_runs(db);
+  ASSERT_EQ(runs.size(), 2u);
+  const store::RunData& run = runs.front();
+  EXPECT_EQ(run.run.kind, "burn");
+  EXPECT_THAT(run.run.command_line, HasSubstr("burn --sample-interval 0.05 --precision"));
+  ASSERT_TRUE(run.run.ended_unix_s.has_value());
+  EXPECT_GE(*run.run.ended_unix_s, run.run.started_unix_s);
+  EXPECT_GT(run.run.started_unix_s, 1.7e9);
+  ASSERT_EQ(run.run.gpus.size(), 1u);
+  EXPECT_EQ(run.run.gpus[0].uuid, kH100);
   bool bf16 = false;
-  for (const store::Measurement& m : run->measurements) {
+  for (const store::Measurement& m : run.measurements) {
     if (m.name == store::names::kGemmFlopPerS && m.tags.value("precision", "") == "bf16" &&
         m.tags.value("stat", "") == "median") {
       bf16 = m.value == 767.2e12;
@@ -181,8 +172,7 @@ TEST_F(CliBurn, AWrongResultExitsOneAndNamesTheGpu) {
   EXPECT_EQ(run.exit_code, kExitCheckFailed);
   EXPECT_THAT(run.err, HasSubstr("gpuscope: error: GPU 0 (NVIDIA H100 80GB HBM3, " +
                                  std::string(kH100) + "): bf16 GEMM verification failed"));
-  EXPECT_THAT(run.out, HasSubstr("[FAILED: wrong results]"));
-  EXPECT_THAT(run.out, HasSubstr("Result: FAILED"));
+  EXPECT_THAT(run.out, HasAllSubstrs({"[FAILED: wrong results]", "Result: FAILED"}));
   EXPECT_THAT(slurp(dir_ + "/" + kH100 + ".args"), HasSubstr("--inject-fault\n"));
 }
 
@@ -190,11 +180,11 @@ TEST_F(CliBurn, RunsOneWorkerPerMigInstance) {
   script("default", kBf16Script);
   CliRun run = gpuscope("a100_mig.json", "--precision bf16 --no-memory --no-host-link");
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 3g.20gb (GI 1 CI 0)  NVIDIA A100-SXM4-40GB MIG 3g.20gb"
-                                 "  MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9  [passed]"));
-  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 2g.10gb (GI 5 CI 0)"));
-  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 1g.5gb (GI 13 CI 0)"));
-  EXPECT_THAT(run.out, HasSubstr("Result: passed (3 devices"));
+  EXPECT_THAT(run.out,
+              HasAllSubstrs({"GPU 0 MIG 3g.20gb (GI 1 CI 0)  NVIDIA A100-SXM4-40GB MIG "
+                             "3g.20gb  MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9  [passed]",
+                             "GPU 0 MIG 2g.10gb (GI 5 CI 0)", "GPU 0 MIG 1g.5gb (GI 13 CI 0)",
+                             "Result: passed (3 devices"}));
   for (const char* uuid :
        {"MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9", "MIG-2a3b4c5d-6e7f-5a8b-9c0d-1e2f3a4b5c6d",
         "MIG-3c4d5e6f-7a8b-5c9d-0e1f-2a3b4c5d6e7f"}) {
@@ -214,9 +204,9 @@ TEST_F(CliBurn, AKilledWorkerFailsItsGpuAndTheOthersAreStillPrinted) {
   EXPECT_THAT(run.err, HasSubstr("gpuscope: error: GPU 0 MIG 2g.10gb (GI 5 CI 0) (NVIDIA "
                                  "A100-SXM4-40GB MIG 2g.10gb, MIG-2a3b4c5d-6e7f-5a8b-9c0d-"
                                  "1e2f3a4b5c6d): the worker was killed by signal 9 (SIGKILL)"));
-  EXPECT_THAT(run.out, HasSubstr("GPU 0 MIG 3g.20gb (GI 1 CI 0)  NVIDIA A100-SXM4-40GB MIG "
-                                 "3g.20gb  MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9  [passed]"));
-  EXPECT_THAT(run.out, HasSubstr("bf16       125.0"));
+  EXPECT_THAT(run.out, HasAllSubstrs({"GPU 0 MIG 3g.20gb (GI 1 CI 0)  NVIDIA A100-SXM4-40GB MIG "
+                                      "3g.20gb  MIG-1f2e3d4c-5b6a-5978-8695-a4b3c2d1e0f9  [passed]",
+                                      "bf16       125.0"}));
 }
 
 constexpr const char* kTwoGpus = "../telemetry/two_gpus.json";
@@ -237,13 +227,11 @@ TEST_F(CliBurn, TwoWholeGpusAlsoMeasureTheLinksBetweenThem) {
   CliRun run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link");
   ASSERT_EQ(run.exit_code, kExitOk) << run.err;
   // The link line from NVML (the fake's scenario): 12 of GPU 0's 18 NVLinks go to GPU 1.
-  for (const char* shown : {"Interconnect: 2 GPUs together (GPU 0, GPU 1)",
-                            "  GPU 0 <-> GPU 1: NV12 (12 NVLinks, PCIe SYS)",
-                            "    1024 MiB           332.1           332.1",
-                            "copy GPU 0 -> GPU 1: 391.8 GB/s (peer to peer)",
-                            "copy GPU 1 -> GPU 0: 26.8 GB/s (staged by the driver)"}) {
-    EXPECT_THAT(run.out, HasSubstr(shown));
-  }
+  EXPECT_THAT(run.out, HasAllSubstrs({"Interconnect: 2 GPUs together (GPU 0, GPU 1)",
+                                      "  GPU 0 <-> GPU 1: NV12 (12 NVLinks, PCIe SYS)",
+                                      "    1024 MiB           332.1           332.1",
+                                      "copy GPU 0 -> GPU 1: 391.8 GB/s (peer to peer)",
+                                      "copy GPU 1 -> GPU 0: 26.8 GB/s (staged by the driver)"}));
   // One worker sees both GPUs, in plan order.
   EXPECT_EQ(slurp(dir_ + "/" + kBothGpus + ".args"),
             std::string("--interconnect\nCUDA_VISIBLE_DEVICES=") + kBothGpus + "\n");
@@ -279,8 +267,9 @@ TEST_F(CliBurn, TheInterconnectIsSkippedOnRequestAndItsFailureIsSaidNotFatal) {
       "\n#kill KILL\n");
   run = gpuscope(kTwoGpus, "--precision bf16 --no-memory --no-host-link");
   EXPECT_EQ(run.exit_code, kExitOk) << "the GPUs passed; the links' test is said" << run.err;
-  EXPECT_THAT(run.out, HasSubstr("       1 MiB            44.2"));
-  EXPECT_THAT(run.out, HasSubstr("problem: the interconnect worker ended: killed by signal 9"));
+  EXPECT_THAT(run.out,
+              HasAllSubstrs({"       1 MiB            44.2",
+                             "problem: the interconnect worker ended: killed by signal 9"}));
 }
 
 TEST_F(CliBurn, OneGpuOrMigInstancesHaveNoInterconnectTest) {
@@ -303,11 +292,9 @@ TEST_F(CliBurn, CtrlCPrintsWhatWasMeasuredAndExits130) {
 )");
   CliRun run = gpuscope("h100_sxm.json", "--precision bf16,fp8");
   EXPECT_EQ(run.exit_code, kExitInterrupted) << run.err;
-  for (const char* shown :
-       {"[interrupted]", "bf16       767.0", "partial",
-        "fp8        not run: interrupted before it ran", "Result: interrupted"}) {
-    EXPECT_THAT(run.out, HasSubstr(shown));
-  }
+  EXPECT_THAT(run.out, HasAllSubstrs({"[interrupted]", "bf16       767.0", "partial",
+                                      "fp8        not run: interrupted before it ran",
+                                      "Result: interrupted"}));
   EXPECT_THAT(run.err, HasSubstr("gpuscope: interrupted; printed what was measured"));
 }
 
@@ -319,17 +306,14 @@ TEST_F(CliBurn, AMissingWorkerIsAClearErrorWithExitCode6) {
 }
 
 TEST_F(CliBurn, BadSelectionsAndArgumentsAreUsageErrors) {
-  CliRun run = gpuscope("h100_sxm.json", "--gpu 7");
-  EXPECT_EQ(run.exit_code, kExitUsage);
-  EXPECT_THAT(run.err, HasSubstr("there is no GPU 7"));
-  run = gpuscope("a100_mig.json", "--gpu MIG-00000000-0000-0000-0000-000000000000");
-  EXPECT_EQ(run.exit_code, kExitUsage);
-  EXPECT_THAT(run.err, HasSubstr("no MIG instance has the UUID"));
-  run = gpuscope("h100_sxm.json", "--precision fp7");
-  EXPECT_EQ(run.exit_code, kExitUsage);
-  EXPECT_THAT(run.err, HasSubstr("unknown precision 'fp7'"));
-  run = gpuscope("h100_sxm.json", "--duration -1");
-  EXPECT_EQ(run.exit_code, kExitUsage);
+  testing::expect_refused(
+      [this](const std::string& args) { return gpuscope("h100_sxm.json", args); }, kExitUsage,
+      {{"--gpu 7", "there is no GPU 7"},
+       {"--precision fp7", "unknown precision 'fp7'"},
+       {"--duration -1", ""}});
+  testing::expect_refused(
+      [this](const std::string& args) { return gpuscope("a100_mig.json", args); }, kExitUsage,
+      {{"--gpu MIG-00000000-0000-0000-0000-000000000000", "no MIG instance has the UUID"}});
 }
 
 // The real worker, found next to the binary in the build tree, on this machine (no GPU visible
@@ -340,11 +324,10 @@ TEST_F(CliBurn, FindsTheRealWorkerInTheBuildTree) {
       bin.substr(0, bin.rfind("/gpuscope/")) + "/gpuscope-burn-worker/gpuscope-burn-worker";
   if (!std::ifstream(worker)) GTEST_SKIP() << "the worker is not built: " << worker;
   const std::string out = dir_ + "/out.txt";
-  const std::string command =
-      std::string("env -u GPUSCOPE_BURN_WORKER CUDA_VISIBLE_DEVICES= GPUSCOPE_NVML_LIBRARY=") +
-      GPUSCOPE_FAKE_NVML_PATH + " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
-      "/nvml/h100_sxm.json " + bin + " burn --json --precision bf16 --duration 1 >" + out +
-      " 2>/dev/null </dev/null";
+  const std::string command = "env -u GPUSCOPE_BURN_WORKER CUDA_VISIBLE_DEVICES= " +
+                              testing::fake_nvml_env("nvml/h100_sxm.json") + " " + bin +
+                              " burn --json --precision bf16 --duration 1 >" + out +
+                              " 2>/dev/null </dev/null";
   const int status = std::system(command.c_str());
   auto j = nlohmann::json::parse(slurp(out));
   if (j["targets"][0]["outcome"] == "passed") GTEST_SKIP() << "this machine has a GPU";

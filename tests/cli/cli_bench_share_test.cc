@@ -24,6 +24,7 @@
 #include "gpuscope/exit_codes.h"
 #include "support/cli_run.h"
 #include "support/matchers.h"
+#include "support/scratch_dir.h"
 
 extern char** environ;
 
@@ -43,9 +44,6 @@ const char* kRow = "--model resnet50 --task train --mode amp_bf16 --windows 6";
 class ShareCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/gst-cli-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     fs::create_directories(dir_ + "/tmp");
     fs::create_directories(dir_ + "/system");
     env_ = {std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH,
@@ -61,7 +59,6 @@ class ShareCli : public ::testing::Test {
             "GPUSCOPE_FAKE_MPS_SERVER_NAME=fake-mps-server-cli",
             "GPUSCOPE_STATE_DIR=" + dir_ + "/state", "TMPDIR=" + dir_ + "/tmp"};
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string command(const std::string& args, const std::vector<std::string>& more) const {
     std::string vars;
@@ -139,7 +136,8 @@ class ShareCli : public ::testing::Test {
     return lines;
   }
 
-  std::string dir_;
+  testing::ScratchDir scratch_{"/tmp/gst-cli-"};  // short: it is TMPDIR, with MPS sockets
+  const std::string dir_ = scratch_.path().string();
   std::vector<std::string> env_;
 };
 

@@ -18,6 +18,16 @@ std::string fixture(const std::string& path) {
   return std::string(GPUSCOPE_TEST_FIXTURES) + "/" + path;
 }
 
+// The one run the result file at `path` holds; an empty run, with the test failed, where the
+// file cannot be read or holds another number of runs.
+RunData only_run(const std::string& path) {
+  auto runs = read_result_file(path);
+  EXPECT_TRUE(runs.ok()) << runs.status().to_string();
+  if (!runs.ok()) return {};
+  EXPECT_EQ(runs->size(), 1u) << path;
+  return runs->size() == 1 ? (*runs)[0] : RunData{};
+}
+
 TEST(ResultFileTest, RecordsRoundTripThroughJson) {
   ScratchDir dir;
   RunData sample = testing::sample_run();
@@ -100,10 +110,8 @@ TEST(ResultFileTest, MalformedRecordsNameTheFieldInEachList) {
 }
 
 TEST(ResultFileTest, InfoRecordingOfTheH100IsAnInfoRun) {
-  auto runs = read_result_file(fixture("info/h100_recorded_2026-11-22.json"));
-  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
-  ASSERT_EQ(runs->size(), 1u);
-  const RunData& run = (*runs)[0];
+  const RunData run = only_run(fixture("info/h100_recorded_2026-11-22.json"));
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(run.run.kind, "info");
   EXPECT_EQ(run.run.command_line, "gpuscope info --json");
   EXPECT_EQ(run.run.host, "vm");
@@ -127,10 +135,8 @@ TEST(ResultFileTest, InfoRecordingOfTheH100IsAnInfoRun) {
 }
 
 TEST(ResultFileTest, BurnWorkerLinesOfTheH100AreABurnRun) {
-  auto runs = read_result_file(fixture("report/h100_burn_worker_2026-11-22.jsonl"));
-  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
-  ASSERT_EQ(runs->size(), 1u);
-  const RunData& run = (*runs)[0];
+  const RunData run = only_run(fixture("report/h100_burn_worker_2026-11-22.jsonl"));
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(run.run.kind, "burn");
   ASSERT_EQ(run.run.gpus.size(), 1u) << "one GPU, however many workers' lines";
   ASSERT_TRUE(run.run.gpus[0].peak.has_value()) << "peak rates come from the datasheet table";
@@ -155,9 +161,8 @@ TEST(ResultFileTest, BurnWorkerLinesOfTheH100AreABurnRun) {
 }
 
 TEST(ResultFileTest, MonitorRecordingOfTheH100IsAMonitorRunWithItsSeries) {
-  auto runs = read_result_file(fixture("report/h100_monitor_2026-11-22.jsonl"));
-  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
-  const RunData& run = (*runs)[0];
+  const RunData run = only_run(fixture("report/h100_monitor_2026-11-22.jsonl"));
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(run.run.kind, "monitor");
   EXPECT_EQ(run.run.host, "vm");
   EXPECT_DOUBLE_EQ(run.run.started_unix_s, 1795330888.6663077);
@@ -181,9 +186,8 @@ TEST(ResultFileTest, MonitorRecordingOfTheH100IsAMonitorRunWithItsSeries) {
 // `gpuscope burn --json`, as its own schema test pins it (hand-made input; three targets: an
 // H100, an A100 MIG instance with a wrong result, one whose worker crashed).
 TEST(ResultFileTest, BurnReportIsABurnRunWithItsTelemetryAggregates) {
-  auto runs = read_result_file(fixture("burn/burn_schema_v1.json"));
-  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
-  const RunData& run = (*runs)[0];
+  const RunData run = only_run(fixture("burn/burn_schema_v1.json"));
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(run.run.kind, "burn");
   EXPECT_EQ(run.run.command_line, "gpuscope burn --json");
   EXPECT_EQ(run.run.host, "node1");
@@ -230,9 +234,8 @@ TEST(ResultFileTest, BurnWorkerLinesReportVerificationErrors) {
       "\n"
       R"({"v":1,"type":"error","code":"verification_failed","message":"bf16 differed"})"
       "\n");
-  auto runs = read_result_file(path);
-  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
-  const RunData& run = (*runs)[0];
+  const RunData run = only_run(path);
+  ASSERT_FALSE(HasFailure());
   ASSERT_EQ(run.findings.size(), 1u) << "one finding for one failure";
   EXPECT_EQ(run.findings[0].severity, Severity::error);
   EXPECT_EQ(run.findings[0].id, "verification_failed");

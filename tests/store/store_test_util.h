@@ -10,26 +10,12 @@
 #include <string>
 
 #include "gpuscope/store.h"
+#include "support/scratch_dir.h"
 
 namespace gpuscope::store::testing {
 
 // A fresh directory under the system's temporary directory, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "gpuscope-store-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using ::gpuscope::testing::ScratchDir;
 
 inline std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -150,10 +150,10 @@ inline std::string fake_nvml_env(const std::string& scenario) {
 #endif
 
 // A path in `dir` for this test process (CTest runs tests in parallel processes) with nothing
-// there yet: no file, nor the -wal and -shm files of a SQLite store.
+// there yet: no file or folder, nor the -wal and -shm files of a SQLite store. Nothing is made.
 inline std::string fresh_path(const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + std::to_string(getpid()) + "-" + name;
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove_all(path + suffix);
   return path;
 }
 

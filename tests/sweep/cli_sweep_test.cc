@@ -136,10 +136,7 @@ class SweepCli : public ::testing::Test {
     return pid;
   }
 
-  struct Ended {
-    int exit_code = -1;  // -1: a signal
-    std::string out, err;
-  };
+  using Ended = testing::CliRun;
   Ended wait_for(pid_t pid, const std::string& name) {
     int status = 0;
     waitpid(pid, &status, 0);
@@ -471,20 +468,32 @@ TEST_F(SweepCli, ARowThatCannotStartIsReportedAndTheSweepGoesOn) {
 }
 
 TEST_F(SweepCli, RowsTakeBenchsChecksOneGpuAndNotACommandBesides) {
-  const Ended mode = run(row_sweep_args({"--model", "vit_b16", "--mode", "int8"}), "badmode");
-  EXPECT_EQ(mode.exit_code, kExitUsage);
-  EXPECT_THAT(mode.err, HasSubstr("int8"));
-  const Ended preset = run(row_sweep_args({"--preset", "seeds", "--model", "vit_b16"}), "both");
-  EXPECT_EQ(preset.exit_code, kExitUsage);
-  EXPECT_THAT(preset.err, HasSubstr("--preset is a whole matrix"));
-  const Ended gpus = run(row_sweep_args({"--model", "vit_b16", "--gpu", "0,1"}), "gpus");
-  EXPECT_EQ(gpus.exit_code, kExitUsage);
-  EXPECT_THAT(gpus.err, HasSubstr("one --gpu"));
-  const Ended command = run(row_sweep_args({"--model", "vit_b16", "--windows", "2", "--",
-                                            GPUSCOPE_SIM_WORKLOAD, "--curve", "x"}),
-                            "command");
-  EXPECT_EQ(command.exit_code, kExitUsage);
-  EXPECT_THAT(command.err, HasSubstr("not both"));
+  // The row sweep's arguments, then the refused ones (split at spaces).
+  const auto sweep_rows = [this](const std::string& rows) {
+    std::istringstream words(rows);
+    std::vector<std::string> args;
+    for (std::string word; words >> word;) args.push_back(word);
+    return run(row_sweep_args(args), "refused");
+  };
+  testing::expect_refused(
+      sweep_rows, kExitUsage,
+      {{"--model vit_b16 --mode int8", "int8"},
+       {"--preset seeds --model vit_b16", "--preset is a whole matrix"},
+       {"--model vit_b16 --gpu 0,1", "one --gpu"},
+       {std::string("--model vit_b16 --windows 2 -- ") + GPUSCOPE_SIM_WORKLOAD + " --curve x",
+        "not both"}});
+  EXPECT_EQ(limit_mw(), std::nullopt);
+}
+
+// A command that cannot start is answered as a shell would (127 not found, 126 not runnable),
+// before any limit changes.
+TEST_F(SweepCli, ACommandThatCannotStartIsAnsweredAsAShellWould) {
+  const auto sweep = [this](const std::string& command) {
+    return run({GPUSCOPE_BIN, "sweep", "--allow-power-changes", "--", command}, "refused");
+  };
+  testing::expect_refused(sweep, kExitCommandNotFound,
+                          {{"/no/such/program", "gpuscope: error: cannot run /no/such/program"}});
+  testing::expect_refused(sweep, kExitCommandNotExecutable, {{dir_, "a directory"}});
   EXPECT_EQ(limit_mw(), std::nullopt);
 }
 

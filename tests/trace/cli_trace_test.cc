@@ -10,46 +10,31 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "support/cli_run.h"
+#include "support/trace_ranks.h"
+#include "support/tracing_cli.h"
 
 namespace gpuscope {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::CliRun;
+using testing::fresh_tracing_dir;
 using ::testing::HasSubstr;
 using testing::slurp;
-
-std::string scratch() {
-  return testing::scratch_dir("cli_trace_test");
-}
-
-// A fresh run folder path (not created).
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = scratch() + "/" + std::to_string(getpid()) + "-" + name;
-  fs::remove_all(dir);
-  return dir;
-}
-
-CliRun gpuscope(const std::string& args) {
-  static int counter = 0;
-  const std::string base =
-      scratch() + "/run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-  const std::string env = std::string("GPUSCOPE_NVML_LIBRARY=") + GPUSCOPE_FAKE_NVML_PATH +
-                          " GPUSCOPE_FAKE_NVML_SCENARIO=" + GPUSCOPE_TEST_FIXTURES +
-                          "/telemetry/two_gpus.json GPUSCOPE_INJECT_LIBRARY=" + GPUSCOPE_INJECT_LIB;
-  return testing::run_captured("env " + env + " " + GPUSCOPE_BIN + " " + args, base);
-}
+using testing::tracing_gpuscope;
+using testing::tracing_scratch;
 
 nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(slurp(path));
 }
 
 TEST(CliTrace, StepsMarkedByTheProgramAreTracedInTheWindow) {
-  const std::string dir = fresh_dir("steps");
-  CliRun r = gpuscope("trace --skip-steps 5 --steps 10 --interval 50 -o " + dir + " -- " +
-                      GPUSCOPE_NVTX_APP + " steps 30");
+  const std::string dir = fresh_tracing_dir("steps");
+  CliRun r = tracing_gpuscope("trace --skip-steps 5 --steps 10 --interval 50 -o " + dir + " -- " +
+                              GPUSCOPE_NVTX_APP + " steps 30");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("Steps: 10 traced (from marks)"));
   EXPECT_THAT(r.err, HasSubstr("trace.json"));
@@ -76,15 +61,16 @@ TEST(CliTrace, StepsMarkedByTheProgramAreTracedInTheWindow) {
 // gpuscope-torch's steps (one range name for all, a step mark at each end): found without
 // options, and by the range when asked.
 TEST(CliTrace, GpuscopeTorchStepsAreFoundByMarkAndByRange) {
-  const std::string dir = fresh_dir("torch-steps");
-  CliRun r = gpuscope("trace --json --skip-steps 2 --steps 4 -o " + dir + " -- " +
-                      GPUSCOPE_NVTX_APP + " torch-steps 10");
+  const std::string dir = fresh_tracing_dir("torch-steps");
+  CliRun r = tracing_gpuscope("trace --json --skip-steps 2 --steps 4 -o " + dir + " -- " +
+                              GPUSCOPE_NVTX_APP + " torch-steps 10");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto summary = nlohmann::json::parse(r.out);
   EXPECT_EQ(summary["steps"]["source"], "marks");
   EXPECT_EQ(summary["steps"]["traced"], 4);
   EXPECT_EQ(summary["window"]["first_step"], 2);
-  CliRun again = gpuscope("trace --analyse " + dir + " --json --step-range 'gpuscope-torch step'");
+  CliRun again =
+      tracing_gpuscope("trace --analyse " + dir + " --json --step-range 'gpuscope-torch step'");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   summary = nlohmann::json::parse(again.out);
   EXPECT_EQ(summary["steps"]["source"], "range");
@@ -92,8 +78,8 @@ TEST(CliTrace, GpuscopeTorchStepsAreFoundByMarkAndByRange) {
 }
 
 TEST(CliTrace, TheCommandRunsWithNvlinkMulticastOff) {
-  CliRun r = gpuscope("trace --duration 0 -o " + fresh_dir("nvls") +
-                      " -- sh -c 'echo \"[$NCCL_NVLS_ENABLE]\"'");
+  CliRun r = tracing_gpuscope("trace --duration 0 -o " + fresh_tracing_dir("nvls") +
+                              " -- sh -c 'echo \"[$NCCL_NVLS_ENABLE]\"'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("[0]"));
 }
@@ -104,25 +90,16 @@ TEST(CliTrace, TheCommandRunsWithNvlinkMulticastOff) {
 // has each one's: nothing of one rank is counted in the other's steps.
 TEST(CliTrace, RanksAreSummarizedEachWithoutMixingTheirSteps) {
   const std::string h100 = std::string(GPUSCOPE_TEST_FIXTURES) + "/trace/h100_smoke_window";
-  const std::string one = fresh_dir("one-rank");
-  const std::string two = fresh_dir("two-ranks");
+  const std::string one = fresh_tracing_dir("one-rank");
+  const std::string two = fresh_tracing_dir("two-ranks");
   fs::create_directories(one);
   fs::create_directories(two);
   fs::copy_file(h100 + "/gpuscope-trace-773.jsonl", one + "/gpuscope-trace-773.jsonl");
-  fs::copy_file(h100 + "/gpuscope-trace-773.jsonl", two + "/gpuscope-trace-773.jsonl");
-  std::string other = slurp(h100 + "/gpuscope-trace-773.jsonl");
-  auto replace_all = [&other](const std::string& from, const std::string& to) {
-    for (std::size_t at = other.find(from); at != std::string::npos;
-         at = other.find(from, at + to.size()))
-      other.replace(at, from.size(), to);
-  };
-  replace_all("\"pid\":773", "\"pid\":774");
-  replace_all("\"dev\":0", "\"dev\":1");
-  std::ofstream(two + "/gpuscope-trace-774.jsonl") << other;
+  testing::write_two_ranks(two);
 
-  CliRun alone = gpuscope("trace --analyse " + one + " --json");
+  CliRun alone = tracing_gpuscope("trace --analyse " + one + " --json");
   ASSERT_EQ(alone.exit_code, 0) << alone.err;
-  CliRun both = gpuscope("trace --analyse " + two + " --json");
+  CliRun both = tracing_gpuscope("trace --analyse " + two + " --json");
   ASSERT_EQ(both.exit_code, 0) << both.err;
   const auto a = nlohmann::json::parse(alone.out);
   const auto b = nlohmann::json::parse(both.out);
@@ -143,9 +120,9 @@ TEST(CliTrace, RanksAreSummarizedEachWithoutMixingTheirSteps) {
 }
 
 TEST(CliTrace, JsonGoesToStdoutAlone) {
-  const std::string dir = fresh_dir("json");
-  CliRun r = gpuscope("trace --json --skip-steps 0 --steps 3 -o " + dir + " -- " +
-                      GPUSCOPE_NVTX_APP + " steps 5");
+  const std::string dir = fresh_tracing_dir("json");
+  CliRun r = tracing_gpuscope("trace --json --skip-steps 0 --steps 3 -o " + dir + " -- " +
+                              GPUSCOPE_NVTX_APP + " steps 5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);  // nothing else on stdout
   // Steps [0, 3) are in the window; the first step of a run has no mark before it, so two of
@@ -154,8 +131,9 @@ TEST(CliTrace, JsonGoesToStdoutAlone) {
 }
 
 TEST(CliTrace, ACommandThatUsesNoGpuKeepsItsExitCodeAndIsSaidSo) {
-  const std::string dir = fresh_dir("plain");
-  CliRun r = gpuscope("trace -o " + dir + " -- " + std::string(GPUSCOPE_NVTX_APP) + " plain");
+  const std::string dir = fresh_tracing_dir("plain");
+  CliRun r =
+      tracing_gpuscope("trace -o " + dir + " -- " + std::string(GPUSCOPE_NVTX_APP) + " plain");
   EXPECT_EQ(r.exit_code, 3);  // the program's own
   EXPECT_THAT(r.out, HasSubstr("plain"));
   EXPECT_THAT(r.err, HasSubstr("no GPU work seen"));
@@ -165,9 +143,9 @@ TEST(CliTrace, ACommandThatUsesNoGpuKeepsItsExitCodeAndIsSaidSo) {
 }
 
 TEST(CliTrace, AProgramKilledMidRunKeepsItsRecordsMarked) {
-  const std::string dir = fresh_dir("killed");
-  CliRun r = gpuscope("trace --skip-steps 0 -o " + dir + " -- " + std::string(GPUSCOPE_NVTX_APP) +
-                      " sigkill");
+  const std::string dir = fresh_tracing_dir("killed");
+  CliRun r = tracing_gpuscope("trace --skip-steps 0 -o " + dir + " -- " +
+                              std::string(GPUSCOPE_NVTX_APP) + " sigkill");
   EXPECT_EQ(r.exit_code, 128 + 9);
   const auto summary = read_json(dir + "/summary.json");
   ASSERT_EQ(summary["processes"].size(), 1u);
@@ -176,52 +154,74 @@ TEST(CliTrace, AProgramKilledMidRunKeepsItsRecordsMarked) {
 }
 
 TEST(CliTrace, RefusedBeforeTheCommandStarts) {
-  const std::string marker = scratch() + "/" + std::to_string(getpid()) + "-ran";
+  const std::string marker = tracing_scratch() + "/" + std::to_string(getpid()) + "-ran";
   fs::remove(marker);
   // A folder that already holds a trace.
-  const std::string dir = fresh_dir("twice");
-  ASSERT_EQ(gpuscope("trace -o " + dir + " -- true").exit_code, 0);
-  CliRun again = gpuscope("trace -o " + dir + " -- touch " + marker);
+  const std::string dir = fresh_tracing_dir("twice");
+  ASSERT_EQ(tracing_gpuscope("trace -o " + dir + " -- true").exit_code, 0);
+  CliRun again = tracing_gpuscope("trace -o " + dir + " -- touch " + marker);
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_THAT(again.err, HasSubstr("already holds a trace"));
   // A folder that cannot be made (under a regular file).
-  const std::string file = scratch() + "/" + std::to_string(getpid()) + "-file";
+  const std::string file = tracing_scratch() + "/" + std::to_string(getpid()) + "-file";
   { std::ofstream(file) << "x"; }
-  CliRun bad = gpuscope("trace -o " + file + "/sub -- touch " + marker);
+  CliRun bad = tracing_gpuscope("trace -o " + file + "/sub -- touch " + marker);
   EXPECT_EQ(bad.exit_code, 6);
   EXPECT_THAT(bad.err, HasSubstr("cannot create"));
   // A command that does not exist, as a shell answers.
-  EXPECT_EQ(gpuscope("trace -o " + fresh_dir("nocmd") + " -- /no/such/program").exit_code, 127);
+  EXPECT_EQ(
+      tracing_gpuscope("trace -o " + fresh_tracing_dir("nocmd") + " -- /no/such/program").exit_code,
+      127);
   // No command at all.
-  EXPECT_EQ(gpuscope("trace -o " + fresh_dir("none")).exit_code, 2);
+  EXPECT_EQ(tracing_gpuscope("trace -o " + fresh_tracing_dir("none")).exit_code, 2);
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// Without -o the run folder is trace-YYYYMMDD-HHMMSS, in the folder gpuscope runs in.
+TEST(CliTrace, WithoutOutputTheRunFolderIsNamedAfterTheCommandAndTheTime) {
+  const std::string dir = fresh_tracing_dir("default-folder");
+  fs::create_directories(dir);
+  CliRun r = testing::run_in(dir, "cd " + dir + " && env " + testing::tracing_env() + " " +
+                                      GPUSCOPE_BIN + " trace --duration 0 -- true");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int folders = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    if (!entry.is_directory()) continue;
+    EXPECT_TRUE(
+        std::regex_match(entry.path().filename().string(), std::regex("trace-[0-9]{8}-[0-9]{6}")))
+        << entry.path();
+    EXPECT_TRUE(fs::exists(entry.path() / "summary.json")) << entry.path();
+    ++folders;
+  }
+  EXPECT_EQ(folders, 1);
+}
+
 TEST(CliTrace, AFolderIsReadAgainWithoutRunningAnything) {
-  const std::string dir = fresh_dir("again");
-  ASSERT_EQ(gpuscope("trace --skip-steps 2 --steps 4 -o " + dir + " -- " +
-                     std::string(GPUSCOPE_NVTX_APP) + " steps 10")
+  const std::string dir = fresh_tracing_dir("again");
+  ASSERT_EQ(tracing_gpuscope("trace --skip-steps 2 --steps 4 -o " + dir + " -- " +
+                             std::string(GPUSCOPE_NVTX_APP) + " steps 10")
                 .exit_code,
             0);
-  CliRun r = gpuscope("trace --analyse " + dir + " --json");
+  CliRun r = tracing_gpuscope("trace --analyse " + dir + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
   EXPECT_EQ(summary["steps"]["traced"], 4);
-  EXPECT_EQ(gpuscope("trace --analyse " + dir + "/missing").exit_code, 2);
+  EXPECT_EQ(tracing_gpuscope("trace --analyse " + dir + "/missing").exit_code, 2);
 }
 
 TEST(CliTrace, TheStoreHoldsATraceRunThatTheReportDraws) {
-  const std::string dir = fresh_dir("store");
+  const std::string dir = fresh_tracing_dir("store");
   const std::string db = dir + ".db";
   fs::remove(db);
-  CliRun r = gpuscope("trace --store " + db + " --skip-steps 2 --steps 5 --interval 50 -o " + dir +
-                      " -- " + GPUSCOPE_NVTX_APP + " steps 10");
+  CliRun r =
+      tracing_gpuscope("trace --store " + db + " --skip-steps 2 --steps 5 --interval 50 -o " + dir +
+                       " -- " + GPUSCOPE_NVTX_APP + " steps 10");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("trace run 1 written to " + db));
   // The store's run and the folder give the same trace section.
   for (const std::string& input : {db, dir}) {
     const std::string out = dir + "-report.json";
-    CliRun report = gpuscope("report --json " + out + " " + input);
+    CliRun report = tracing_gpuscope("report --json " + out + " " + input);
     ASSERT_EQ(report.exit_code, 0) << input << ": " << report.err;
     const auto doc = read_json(out);
     const nlohmann::json* steps = nullptr;
@@ -236,10 +236,10 @@ TEST(CliTrace, TheStoreHoldsATraceRunThatTheReportDraws) {
 }
 
 TEST(CliTrace, AStoreThatCannotBeWrittenIsRefusedBeforeTheCommandStarts) {
-  const std::string dir = fresh_dir("store-refused");
+  const std::string dir = fresh_tracing_dir("store-refused");
   const std::string marker = dir + "-ran";
-  CliRun r = gpuscope("trace --store /nonexistent-dir/x.db -o " + dir + " -- sh -c 'touch " +
-                      marker + "'");
+  CliRun r = tracing_gpuscope("trace --store /nonexistent-dir/x.db -o " + dir +
+                              " -- sh -c 'touch " + marker + "'");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent-dir/x.db"));
   EXPECT_FALSE(fs::exists(marker));

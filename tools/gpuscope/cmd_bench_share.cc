@@ -92,10 +92,7 @@ int run_share_command(const ShareArgs& a, const ShareContext& c) {
                                "--share: nothing to run: give a row (--model ...) or -- CMD"));
   }
   if (!c.command.empty()) {  // a command that cannot start is answered as a shell would
-    if (Status runnable = telemetry::check_command(c.command); !runnable.ok()) {
-      std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-      return command_start_exit_code(runnable).value_or(kExitError);
-    }
+    if (auto refused = refuse_unstartable(c.command)) return *refused;
   }
   Status paths =
       files::check_paths({files::output_path("--json", c.json, files::OutputKind::bench_json, ""),

@@ -136,7 +136,7 @@ int run_diagnose_command(DiagnoseArgs a) {
   auto options = diagnose_options(a);
   if (!options.ok()) return report_error(options.status());
   a.options.command = a.positional;
-  if (auto exit = prepare_trace_run(a.options, a.run, "diagnose")) {
+  if (auto exit = prepare_trace_run(a.options, a.run)) {
     return *exit;
   }
 
@@ -160,14 +160,14 @@ int run_diagnose_command(DiagnoseArgs a) {
 
 void add_diagnose_command(CLI::App& app, Runner& runner) {
   auto args = std::make_shared<DiagnoseArgs>();
+  args->run.command_name = "diagnose";
   CLI::App* cmd = app.add_subcommand(
       "diagnose",
       "Why is my training slow? Traces a command (or reads a trace folder) and names what holds "
       "it back, the fix as code, and the speed-up fixing it should bring, most gain first");
-  cmd->add_option("-o,--output", args->run.out_dir,
-                  "Trace folder to create (default: diagnose-YYYYMMDD-HHMMSS)");
-  cmd->add_flag("--json", args->run.json,
-                "Print the diagnosis as JSON (\"kind\": \"gpuscope.diagnose\") on stdout");
+  add_trace_output_options(
+      *cmd, args->run, "Trace folder",
+      "Print the diagnosis as JSON (\"kind\": \"gpuscope.diagnose\") on stdout");
   cmd->add_option("--burn", args->burn,
                   "A `gpuscope burn --json` result of this GPU: measured rates per precision for "
                   "the tensor-core gain (default: the datasheet's)");

@@ -55,11 +55,7 @@ int run_monitor_command(const MonitorArgs& a) {
   if (!a.command.empty()) {
     // A command that cannot be started is answered as a shell would (127 / 126), before any
     // sink is created. One the system refuses only at its start comes back as its outcome.
-    Status runnable = telemetry::check_command(a.command);
-    if (!runnable.ok()) {
-      std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-      return command_start_exit_code(runnable).value_or(kExitError);
-    }
+    if (auto refused = refuse_unstartable(a.command)) return *refused;
   }
   auto session = nvml::Session::open();
   if (!session.ok()) return report_error(session.status());

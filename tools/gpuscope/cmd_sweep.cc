@@ -160,11 +160,7 @@ int run_sweep_command(const SweepArgs& a) {
     o.limits = *range;
   }
   if (!a.command.empty()) {
-    Status runnable = telemetry::check_command(a.command);
-    if (!runnable.ok()) {
-      std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-      return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
-    }
+    if (auto refused = refuse_unstartable(a.command)) return *refused;
   }
   std::unique_ptr<store::Store> results;
   if (!a.store.empty()) {  // opened first: a bad path fails before anything changes

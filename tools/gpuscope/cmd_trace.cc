@@ -61,7 +61,7 @@ int run_trace_command(TraceArgs a) {
         << "gpuscope: error: trace needs a command: gpuscope trace [options] -- CMD ARGS...\n";
     return kExitUsage;
   }
-  if (auto exit = prepare_trace_run(a.options, a.run, "trace")) {
+  if (auto exit = prepare_trace_run(a.options, a.run)) {
     return *exit;
   }
 
@@ -89,13 +89,13 @@ int run_trace_command(TraceArgs a) {
 
 void add_trace_command(CLI::App& app, Runner& runner) {
   auto args = std::make_shared<TraceArgs>();
+  args->run.command_name = "trace";
   CLI::App* cmd = app.add_subcommand(
       "trace",
       "See inside a CUDA program without changing it: kernels, copies, syncs, NVTX ranges, steps "
       "and host threads on one timeline (trace.json for ui.perfetto.dev), with a per-step summary");
-  cmd->add_option("-o,--output", args->run.out_dir,
-                  "Run folder to create (default: trace-YYYYMMDD-HHMMSS)");
-  cmd->add_flag("--json", args->run.json, "Print summary.json to stdout (the command's to stderr)");
+  add_trace_output_options(*cmd, args->run, "Run folder",
+                           "Print summary.json to stdout (the command's to stderr)");
   add_trace_run_options(*cmd, args->options, args->run);
   cmd->add_option("--store", args->store,
                   "Record the summary and each step into this SQLite results store (a 'trace' "

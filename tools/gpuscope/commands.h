@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "gpuscope/status.h"
 
@@ -36,6 +39,10 @@ void restore_leftover_power_limits();
 
 // Prints "gpuscope: error: MESSAGE" (and a hint) to stderr and returns the exit code for it.
 int report_error(const Status& status);
+// Checks, before anything starts, that the person's `command` (-- CMD ARGS..., not empty) can be
+// started (telemetry::check_command): nullopt where it can, else prints "gpuscope: error:
+// MESSAGE" and returns what a shell would answer (command_start_exit_code: 127 / 126).
+std::optional<int> refuse_unstartable(const std::vector<std::string>& command);
 // Prints "gpuscope: error: MESSAGE" to stderr, and with --verbose (or GPUSCOPE_VERBOSE=1) the
 // Status's detail: the failing call and source line.
 void print_error(const Status& status);

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "gpuscope/exit_codes.h"
+#include "gpuscope/monitor.h"
 #include "gpuscope/process.h"
 #include "gpuscope/status.h"
 #include "gpuscope/version.h"
@@ -73,6 +74,13 @@ int report_error(const Status& status) {
       break;
   }
   return exit_code_for(status.code());
+}
+
+std::optional<int> refuse_unstartable(const std::vector<std::string>& command) {
+  const Status runnable = telemetry::check_command(command);
+  if (runnable.ok()) return std::nullopt;
+  std::cerr << "gpuscope: error: " << runnable.message() << '\n';
+  return command_start_exit_code(runnable).value_or(kExitError);
 }
 
 }  // namespace gpuscope::cli

@@ -4,13 +4,19 @@
 #include <fmt/format.h>
 
 #include <ctime>
-#include <iostream>
 
-#include "gpuscope/exit_codes.h"
-#include "gpuscope/monitor.h"
+#include "commands.h"
 #include "validators.h"
 
 namespace gpuscope::cli {
+
+void add_trace_output_options(CLI::App& cmd, TraceRunArgs& args, std::string_view folder,
+                              const std::string& json_help) {
+  cmd.add_option(
+      "-o,--output", args.out_dir,
+      fmt::format("{} to create (default: {}-YYYYMMDD-HHMMSS)", folder, args.command_name));
+  cmd.add_flag("--json", args.json, json_help);
+}
 
 void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRunArgs& args) {
   cmd.add_option("--skip-steps", options.skip_steps,
@@ -39,20 +45,15 @@ void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRun
       ->check(CLI::Range(1000, 100'000'000));
 }
 
-std::optional<int> prepare_trace_run(trace::TraceOptions& options, const TraceRunArgs& args,
-                                     std::string_view default_prefix) {
-  Status runnable = telemetry::check_command(options.command);
-  if (!runnable.ok()) {
-    std::cerr << "gpuscope: error: " << runnable.message() << '\n';
-    return runnable.code() == Code::not_found ? kExitCommandNotFound : kExitCommandNotExecutable;
-  }
+std::optional<int> prepare_trace_run(trace::TraceOptions& options, const TraceRunArgs& args) {
+  if (auto refused = refuse_unstartable(options.command)) return refused;
   if (args.duration_s == 0) {
     options.whole_run = true;
   } else {
     options.duration_s = args.duration_s;
   }
   options.out_dir = !args.out_dir.empty() ? args.out_dir
-                                          : fmt::format("{}-{:%Y%m%d-%H%M%S}", default_prefix,
+                                          : fmt::format("{}-{:%Y%m%d-%H%M%S}", args.command_name,
                                                         fmt::localtime(std::time(nullptr)));
   if (!args.step_range.empty()) options.step_range = args.step_range;
   options.shim = !args.no_shim;

@@ -15,21 +15,25 @@
 namespace gpuscope::cli {
 
 struct TraceRunArgs {
-  double duration_s = 10;  // 0: the whole run
-  std::string out_dir;     // "": PREFIX-YYYYMMDD-HHMMSS
+  std::string command_name;  // "trace", "diagnose": the default run folder's prefix
+  double duration_s = 10;    // 0: the whole run
+  std::string out_dir;       // "": COMMAND_NAME-YYYYMMDD-HHMMSS
   std::string step_range;
   bool no_shim = false;
   bool json = false;  // the command's stdout goes to stderr, so that stdout is the JSON
 };
 
+// Registers -o/--output and --json on `cmd` (the command `args.command_name`), in each command's
+// words: `folder` is what -o creates ("Run folder"), `json_help` what --json prints.
+void add_trace_output_options(CLI::App& cmd, TraceRunArgs& args, std::string_view folder,
+                              const std::string& json_help);
+
 // Registers the options both commands take on `cmd`: --skip-steps, --skip, --steps, --duration,
-// --step-range, --no-shim, --gpu, --interval, --max-events. -o and --json are each command's
-// own (their help differs); they fill `args` too.
+// --step-range, --no-shim, --gpu, --interval, --max-events.
 void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRunArgs& args);
 
 // Fills `options` (whose command is set) from `args`; nullopt to go on, else the exit code to
 // end with (the message already printed).
-std::optional<int> prepare_trace_run(trace::TraceOptions& options, const TraceRunArgs& args,
-                                     std::string_view default_prefix);
+std::optional<int> prepare_trace_run(trace::TraceOptions& options, const TraceRunArgs& args);
 
 }  // namespace gpuscope::cli
