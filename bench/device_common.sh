@@ -11,6 +11,10 @@
 #                                        come last and may override these
 #   build_targets DIR LOG TARGETS...     cmake --build those targets
 #   pack_bin FILES...                    the programs into ./bin, stripped, as $out/bin.tar.gz
+#   build_cli_and_torch NAME             gpuscope and gpuscope-torch (Release) into
+#                                        build/device-NAME, packed by pack_bin
+#   build_cli_and_inject DIR LOG         gpuscope and libgpuscope_inject.so (RelWithDebInfo, no
+#                                        gpuscope-torch) into DIR
 # The three build helpers print the log's errors (or its tail) and return 1 on failure.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
@@ -52,4 +56,19 @@ pack_bin() {
     if [ -f "$t" ]; then cp "$t" "$root/bin/" && strip "$root/bin/$(basename "$t")"; fi
   done
   tar -czf "$out/bin.tar.gz" -C "$root" bin
+}
+
+build_cli_and_torch() {
+  local build="$root/build/device-$1" log="$out/$1_build.log" start
+  start=$(date +%s)
+  configure_release "$build" "$log" || return 1
+  build_targets "$build" "$log" gpuscope_cli gpuscope_torch || return 1
+  pack_bin "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch"
+  echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
+}
+
+build_cli_and_inject() {
+  configure_release "$1" "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_BUILD_TORCH=OFF \
+    -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js" &&
+    build_targets "$1" "$2" gpuscope_cli gpuscope_inject
 }

@@ -518,19 +518,9 @@ traced_live() {
 live_row() {
   python3 - "$@" "$out/plain" <<'PY'
 import glob, json, os, sys
+sys.path.insert(0, "bench/diagnose_examples")
+from fixtures_from_run import own_json as last_json  # a program's last JSON line
 d, name, rc, how, plain_dir = sys.argv[1:]
-def last_json(path):
-    try:
-        lines = open(path, errors="replace").read().splitlines()
-    except OSError:
-        return {}
-    for line in reversed(lines):
-        if line.startswith("{"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                pass
-    return {}
 row = {"live": name, "how": how, "exit": int(rc)}
 own = last_json(f"{d}/program.stdout")
 row["own_median_ms"] = own.get("step_time_s_median", 0) * 1e3

@@ -17,12 +17,7 @@ bin="$build/tools/gpuscope/gpuscope"
 export NCCL_NVLS_ENABLE=0
 
 build() {
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPUSCOPE_BUILD_TESTS=OFF -DGPUSCOPE_BUILD_TORCH=OFF -DCMAKE_PREFIX_PATH="$usr" \
-    -DSQLite3_INCLUDE_DIR="$usr/include" -DSQLite3_LIBRARY="$usr/lib/x86_64-linux-gnu/libsqlite3.a" \
-    -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js" >"$out/build.log" 2>&1 &&
-    cmake --build "$build" --target gpuscope_cli gpuscope_inject -j "$(nproc)" >>"$out/build.log" 2>&1 ||
-    { grep -E "error|Error" "$out/build.log" | head -40; return 1; }
+  build_cli_and_inject "$build" "$out/build.log"
 }
 
 # NAME PROGRAM ARGS...: traced over a short window into runs/NAME.

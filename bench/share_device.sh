@@ -22,12 +22,7 @@ mkdir -p "$res"
 export GPUSCOPE_STATE_DIR="$res/state"
 
 build() {
-  local build="$root/build/device-share" start
-  start=$(date +%s)
-  configure_release "$build" "$out/share_build.log" || return 1
-  build_targets "$build" "$out/share_build.log" gpuscope_cli gpuscope_torch || return 1
-  pack_bin "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch"
-  echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
+  build_cli_and_torch share
 }
 
 # name: the gpuscope-torch arguments of a row (windows sized so one alone takes ~0.3 s each).

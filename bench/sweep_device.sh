@@ -28,12 +28,7 @@ export GPUSCOPE_STATE_DIR="$(mktemp -d /tmp/gpuscope-sweep-state.XXXXXX)"
 facts="$out/sweep_device.txt"
 
 build() {
-  local build="$root/build/device-sweep" start
-  start=$(date +%s)
-  configure_release "$build" "$out/sweep_build.log" || return 1
-  build_targets "$build" "$out/sweep_build.log" gpuscope_cli gpuscope_torch || return 1
-  pack_bin "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch"
-  echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
+  build_cli_and_torch sweep
 }
 
 settings() {

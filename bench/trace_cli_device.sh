@@ -27,9 +27,7 @@ prepare() {
 # gpuscope and the injection library (RelWithDebInfo, no gpuscope-torch) into build/device-cli;
 # bench/trace_overhead_device.sh builds through this too.
 build() {
-  configure_release "$build" "$out/cli_build.log" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DGPUSCOPE_BUILD_TORCH=OFF -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js" &&
-    build_targets "$build" "$out/cli_build.log" gpuscope_cli gpuscope_inject || return 1
+  build_cli_and_inject "$build" "$out/cli_build.log" || return 1
   echo "built $bin"
   ldd "$bin" | grep -E "gnutls|not found" || true
 }
