@@ -1,5 +1,6 @@
 #include "json_protocol.h"
 
+#include "enum_names.h"
 #include "json_writer.h"
 
 namespace gpuscope::workloads {
@@ -11,17 +12,12 @@ JsonObject header(std::string_view type) {
   return o;
 }
 
-std::string_view probe_outcome_name(ProbeOutcome outcome) {
-  switch (outcome) {
-    case ProbeOutcome::fits:
-      return "fits";
-    case ProbeOutcome::out_of_memory:
-      return "out_of_memory";
-    case ProbeOutcome::failed:
-      break;
-  }
-  return "failed";
-}
+// The first entry is the name of a value missing from the table.
+constexpr EnumNames<ProbeOutcome, 3> kProbeOutcomeNames = {{
+    {ProbeOutcome::failed, "failed"},
+    {ProbeOutcome::fits, "fits"},
+    {ProbeOutcome::out_of_memory, "out_of_memory"},
+}};
 
 JsonObject device_object(const DeviceInfo& d) {
   JsonObject o;
@@ -97,7 +93,7 @@ std::string batch_probe_line(const BatchTry& attempt) {
   JsonObject o = header("batch_probe");
   o.add("batch", attempt.batch)
       .add("fits", attempt.outcome == ProbeOutcome::fits)
-      .add("outcome", probe_outcome_name(attempt.outcome));
+      .add("outcome", name_of(kProbeOutcomeNames, attempt.outcome));
   if (!attempt.message.empty()) o.add("message", attempt.message);
   return o.str();
 }
