@@ -63,12 +63,6 @@ std::string start_line(const StartRecord& r) {
       .add("data", c.input.data.empty() ? std::optional<std::string_view>()
                                         : std::optional<std::string_view>(c.input.data));
   if (c.task == Task::guard) options.add("guard_steps", c.guard_steps);
-  std::string notes = "[";
-  for (const auto& note : r.notes) {
-    if (notes.size() > 1) notes += ',';
-    notes += json_quote(note);
-  }
-  notes += "]";
   JsonObject o = header("start");
   o.add("model", m.name)
       .add("python_model", m.python_name)
@@ -80,7 +74,7 @@ std::string start_line(const StartRecord& r) {
       .add("device", device_object(*r.device))
       .add("torch_version", r.torch_version)
       .add("options", options)
-      .add_raw("notes", notes);
+      .add_raw("notes", json_array(r.notes, json_quote));
   if (c.launch.distributed()) {
     o.add("world_size", c.launch.world_size)
         .add("local_rank", c.launch.local_rank)
