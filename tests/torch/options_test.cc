@@ -178,6 +178,28 @@ TEST(Options, WindowsZeroRunsUntilStopped) {
   EXPECT_NE(help_text().find("until stopped"), std::string::npos);
 }
 
+// Every name run_config.h gives parses back to its value (one table serves both directions).
+TEST(Options, EnumNamesParseBack) {
+  for (const Task t : {Task::train, Task::infer, Task::guard}) {
+    EXPECT_EQ(parse_task(task_name(t)), t) << task_name(t);
+  }
+  EXPECT_EQ(parse_task("inference"), Task::infer);
+  EXPECT_EQ(task_name(Task::guard), "guard");
+  for (const InputKind k : {InputKind::synthetic, InputKind::host, InputKind::jpeg}) {
+    EXPECT_EQ(parse_input_kind(input_kind_name(k)), k) << input_kind_name(k);
+  }
+  for (const Toggle t : {Toggle::automatic, Toggle::on, Toggle::off}) {
+    EXPECT_EQ(parse_toggle(toggle_name(t)), t) << toggle_name(t);
+  }
+  EXPECT_EQ(toggle_name(Toggle::automatic), "auto");
+  for (const SdpaBackend b : {SdpaBackend::automatic, SdpaBackend::flash, SdpaBackend::efficient,
+                              SdpaBackend::math, SdpaBackend::cudnn}) {
+    EXPECT_EQ(parse_sdpa_backend(sdpa_backend_name(b)), b) << sdpa_backend_name(b);
+  }
+  EXPECT_FALSE(parse_task("").has_value());
+  EXPECT_FALSE(parse_toggle("yes").has_value());
+}
+
 // A usage error names the option and what it expects (each kind of value its own words).
 TEST(Options, UsageErrors) {
   const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
