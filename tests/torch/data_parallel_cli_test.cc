@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -59,6 +60,16 @@ std::vector<json> of_type(const Ran& ran, const std::string& type) {
 const std::string kGuard =
     "--device cpu --model gpt2 --seq-len 8 --task guard --guard-steps 3 --mode fp32 --lr 1e-3 ";
 
+// The guard's three losses in `got`, each within `relative` of `expected`'s.
+void expect_losses_near(const json& got, const json& expected, double relative) {
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(got[i].get<double>(), expected[i].get<double>(),
+                relative * std::abs(expected[i].get<double>()))
+        << "step " << i;
+  }
+}
+
 TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   const Ran single = run("", kGuard + "--batch 4");
   const Ran two = run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60");
@@ -80,12 +91,7 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   // averaged, so the parameters stayed those of the single process.
   const json expected = of_type(single, "result").front()["loss"]["values"];
   const json& got = result["loss"]["values"];
-  ASSERT_EQ(got.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
-    EXPECT_NEAR(got[i].get<double>(), expected[i].get<double>(),
-                1e-4 * std::abs(expected[i].get<double>()))
-        << "step " << i;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_losses_near(got, expected, 1e-4));
   EXPECT_NE(got[2].get<double>(), got[0].get<double>());
   EXPECT_EQ(result["data_parallel"]["bucket_views"], true);
 
@@ -97,12 +103,7 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   const json copied_result = of_type(copied, "result").front();
   EXPECT_EQ(copied_result["data_parallel"]["bucket_views"], false);
   const json& copied_losses = copied_result["loss"]["values"];
-  ASSERT_EQ(copied_losses.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
-    EXPECT_NEAR(copied_losses[i].get<double>(), got[i].get<double>(),
-                1e-6 * std::abs(got[i].get<double>()))
-        << "step " << i;
-  }
+  expect_losses_near(copied_losses, got, 1e-6);
 }
 
 TEST(TorchDataParallel, LaunchVariablesAsTorchrunSetsThem) {

@@ -54,21 +54,6 @@ AdamWOptions adamw() {
   return o;
 }
 
-TEST(GradientBuckets, BucketsHoldParametersInReverseOrderUpToTheCap) {
-  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
-  LaunchEnv env;  // one rank: a process group of size 1 still all-reduces
-  env.master_port = free_port();
-  ProcessGroup group(env, at::Device(at::kCPU), std::chrono::seconds(30));
-  const auto params = trainable_copy(initial_parameters());
-  // b2 (24 B) + W2 (192 B) reach 100 B: one bucket; b1 (64 B) + W1 (320 B) the next.
-  GradientBuckets buckets(params, group, 100);
-  ASSERT_EQ(buckets.bucket_count(), 2u);
-  EXPECT_EQ(buckets.bucket_members(0), (std::vector<size_t>{3, 2}));
-  EXPECT_EQ(buckets.bucket_members(1), (std::vector<size_t>{1, 0}));
-  GradientBuckets one(params, group, 1 << 20);
-  EXPECT_EQ(one.bucket_count(), 1u);
-}
-
 TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
   if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
   const auto init = initial_parameters();
@@ -135,16 +120,6 @@ TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
   }
 }
 
-// One rank (a Gloo group of size 1 still all-reduces: the average of one is the gradient).
-struct OneRank {
-  OneRank() {
-    env.master_port = free_port();
-    group.emplace(env, at::Device(at::kCPU), std::chrono::seconds(30));
-  }
-  LaunchEnv env;
-  std::optional<ProcessGroup> group;
-};
-
 // One step's gradients through the buckets: forward and backward on the first rank's share.
 void backward_through(GradientBuckets& buckets, const std::vector<at::Tensor>& params) {
   const auto [x, y] = global_batches().front();
@@ -161,6 +136,23 @@ std::vector<at::Tensor> reference_gradients(const std::vector<at::Tensor>& init)
   for (const auto& p : params) grads.push_back(p.grad().clone());
   return grads;
 }
+
+// One rank (a Gloo group of size 1 still all-reduces: the average of one is the gradient), the
+// model's parameters, and the gradients a backward without buckets gives them.
+class OneRankBuckets : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+    env.master_port = free_port();
+    group.emplace(env, at::Device(at::kCPU), std::chrono::seconds(30));
+  }
+
+  LaunchEnv env;
+  std::optional<ProcessGroup> group;
+  const std::vector<at::Tensor> init = initial_parameters();
+  const std::vector<at::Tensor> expected = reference_gradients(init);
+  std::vector<at::Tensor> params = trainable_copy(init);
+};
 
 bool in_some_bucket(const GradientBuckets& buckets, const at::Tensor& grad) {
   for (size_t b = 0; b < buckets.bucket_count(); ++b) {
@@ -181,13 +173,18 @@ int64_t offset_in_bucket(const GradientBuckets& buckets, const at::Tensor& grad)
   return -1;
 }
 
-TEST(GradientBuckets, GradientsAreViewsOfTheirBucketsWithNothingCopiedBack) {
-  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
-  OneRank rank;
-  const auto init = initial_parameters();
-  const auto expected = reference_gradients(init);
-  const auto params = trainable_copy(init);
-  GradientBuckets buckets(params, *rank.group, 100);
+TEST_F(OneRankBuckets, BucketsHoldParametersInReverseOrderUpToTheCap) {
+  // b2 (24 B) + W2 (192 B) reach 100 B: one bucket; b1 (64 B) + W1 (320 B) the next.
+  GradientBuckets buckets(params, *group, 100);
+  ASSERT_EQ(buckets.bucket_count(), 2u);
+  EXPECT_EQ(buckets.bucket_members(0), (std::vector<size_t>{3, 2}));
+  EXPECT_EQ(buckets.bucket_members(1), (std::vector<size_t>{1, 0}));
+  GradientBuckets one(params, *group, 1 << 20);
+  EXPECT_EQ(one.bucket_count(), 1u);
+}
+
+TEST_F(OneRankBuckets, GradientsAreViewsOfTheirBucketsWithNothingCopiedBack) {
+  GradientBuckets buckets(params, *group, 100);
   FusedAdamW opt(params, adamw());
   for (int step = 0; step < 2; ++step) {
     opt.zero_grad();  // set to none, as the training step does
@@ -206,13 +203,8 @@ TEST(GradientBuckets, GradientsAreViewsOfTheirBucketsWithNothingCopiedBack) {
   }
 }
 
-TEST(GradientBuckets, ViewsOffCopiesTheAveragesBack) {
-  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
-  OneRank rank;
-  const auto init = initial_parameters();
-  const auto expected = reference_gradients(init);
-  const auto params = trainable_copy(init);
-  GradientBuckets buckets(params, *rank.group, 100, /*gradients_as_views=*/false);
+TEST_F(OneRankBuckets, ViewsOffCopiesTheAveragesBack) {
+  GradientBuckets buckets(params, *group, 100, /*gradients_as_views=*/false);
   backward_through(buckets, params);
   EXPECT_EQ(buckets.last_copied_back(), params.size());
   for (size_t i = 0; i < params.size(); ++i) {
@@ -221,15 +213,10 @@ TEST(GradientBuckets, ViewsOffCopiesTheAveragesBack) {
   }
 }
 
-TEST(GradientBuckets, AGradientOfItsOwnGetsTheAveragesCopied) {
+TEST_F(OneRankBuckets, AGradientOfItsOwnGetsTheAveragesCopied) {
   // A .grad defined before the backward cannot become a view (autograd adds into it): the
   // fallback copies, and the gradient holds this backward's average only, as before views.
-  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
-  OneRank rank;
-  const auto init = initial_parameters();
-  const auto expected = reference_gradients(init);
-  const auto params = trainable_copy(init);
-  GradientBuckets buckets(params, *rank.group, 100);
+  GradientBuckets buckets(params, *group, 100);
   const at::Tensor own = at::full_like(params[0], 5.0);
   params[0].mutable_grad() = own;
   backward_through(buckets, params);
@@ -239,15 +226,10 @@ TEST(GradientBuckets, AGradientOfItsOwnGetsTheAveragesCopied) {
   EXPECT_TRUE(in_some_bucket(buckets, params[1].grad()));
 }
 
-TEST(GradientBuckets, ViewsKeptWithoutZeroingAreNotAddedTwice) {
+TEST_F(OneRankBuckets, ViewsKeptWithoutZeroingAreNotAddedTwice) {
   // Two steps without zero_grad: the second backward's gradient must not be added into the
   // bucket memory its hook copied it to (which would double it).
-  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
-  OneRank rank;
-  const auto init = initial_parameters();
-  const auto expected = reference_gradients(init);
-  const auto params = trainable_copy(init);
-  GradientBuckets buckets(params, *rank.group, 100);
+  GradientBuckets buckets(params, *group, 100);
   backward_through(buckets, params);
   backward_through(buckets, params);
   for (size_t i = 0; i < params.size(); ++i) {
@@ -256,12 +238,9 @@ TEST(GradientBuckets, ViewsKeptWithoutZeroingAreNotAddedTwice) {
   }
 }
 
-TEST(GradientBuckets, AParameterWithoutAGradientGetsItsBucketView) {
-  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
-  OneRank rank;
-  auto params = trainable_copy(initial_parameters());
+TEST_F(OneRankBuckets, AParameterWithoutAGradientGetsItsBucketView) {
   params.push_back(at::ones({2}, at::kDouble).requires_grad_(true));  // not in the loss
-  GradientBuckets buckets(params, *rank.group, 100);
+  GradientBuckets buckets(params, *group, 100);
   backward_through(buckets, params);
   ASSERT_TRUE(params.back().grad().defined());
   EXPECT_TRUE(in_some_bucket(buckets, params.back().grad()));

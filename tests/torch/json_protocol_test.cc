@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "json_writer.h"
 
@@ -37,6 +39,12 @@ TEST(JsonWriter, EscapesAndWritesNonFiniteAsNull) {
   EXPECT_TRUE(j["flag"].get<bool>());
   EXPECT_TRUE(j["none"].is_null());
   EXPECT_EQ(line.find('\n'), std::string::npos);  // one line
+}
+
+TEST(JsonWriter, ArrayOfItemsAsJson) {
+  const std::vector<std::string> notes = {"a", "b \"c\""};
+  EXPECT_EQ(json_array(notes, json_quote), R"(["a","b \"c\""])");
+  EXPECT_EQ(json_array(std::vector<int>{}, [](int) { return std::string("x"); }), "[]");
 }
 
 TEST(JsonProtocol, StartLineCarriesTheConfiguration) {

@@ -14,6 +14,21 @@ float value(const at::Tensor& t) {
   return t.item<float>();
 }
 
+// A scaler from `init_scale` that grows after `growth_interval` clean steps.
+LossScaler scaler_from(double init_scale, int64_t growth_interval) {
+  LossScalerOptions options;
+  options.init_scale = init_scale;
+  options.growth_interval = growth_interval;
+  return LossScaler(at::kCPU, options);
+}
+
+// One step's unscale and update, over gradients of ones or (an overflow) of infinities.
+void unscale_and_update(LossScaler& scaler, bool overflow) {
+  std::vector<at::Tensor> grads{overflow ? torch::full({2}, INFINITY) : torch::ones({2})};
+  scaler.unscale(grads);
+  scaler.update();
+}
+
 TEST(LossScaler, ScalesTheLossAndUnscalesGradients) {
   LossScaler scaler(at::kCPU, LossScalerOptions{});
   EXPECT_FLOAT_EQ(value(scaler.scale()), 65536.0f);
@@ -51,14 +66,9 @@ TEST(LossScaler, OverflowSkipsTheStepAndBacksTheScaleOff) {
 }
 
 TEST(LossScaler, GrowsAfterTheIntervalOfCleanSteps) {
-  LossScalerOptions options;
-  options.init_scale = 1024;
-  options.growth_interval = 3;
-  LossScaler scaler(at::kCPU, options);
+  LossScaler scaler = scaler_from(1024, 3);
   for (int step = 1; step <= 7; ++step) {
-    std::vector<at::Tensor> grads{torch::ones({4})};
-    scaler.unscale(grads);
-    scaler.update();
+    unscale_and_update(scaler, false);
     const float expected = step < 3 ? 1024.0f : step < 6 ? 2048.0f : 4096.0f;
     EXPECT_FLOAT_EQ(value(scaler.scale()), expected) << "after step " << step;
   }
@@ -66,20 +76,12 @@ TEST(LossScaler, GrowsAfterTheIntervalOfCleanSteps) {
 }
 
 TEST(LossScaler, AnOverflowRestartsTheGrowthCount) {
-  LossScalerOptions options;
-  options.init_scale = 1024;
-  options.growth_interval = 2;
-  LossScaler scaler(at::kCPU, options);
-  const auto run_step = [&](bool overflow) {
-    std::vector<at::Tensor> grads{overflow ? torch::full({2}, INFINITY) : torch::ones({2})};
-    scaler.unscale(grads);
-    scaler.update();
-  };
-  run_step(false);
-  run_step(true);  // 512, count reset
-  run_step(false);
+  LossScaler scaler = scaler_from(1024, 2);
+  unscale_and_update(scaler, false);
+  unscale_and_update(scaler, true);  // 512, count reset
+  unscale_and_update(scaler, false);
   EXPECT_FLOAT_EQ(value(scaler.scale()), 512.0f);
-  run_step(false);
+  unscale_and_update(scaler, false);
   EXPECT_FLOAT_EQ(value(scaler.scale()), 1024.0f);
 }
 

@@ -178,27 +178,65 @@ TEST(Options, WindowsZeroRunsUntilStopped) {
   EXPECT_NE(help_text().find("until stopped"), std::string::npos);
 }
 
+// Every name run_config.h gives parses back to its value (one table serves both directions).
+TEST(Options, EnumNamesParseBack) {
+  for (const Task t : {Task::train, Task::infer, Task::guard}) {
+    EXPECT_EQ(parse_task(task_name(t)), t) << task_name(t);
+  }
+  EXPECT_EQ(parse_task("inference"), Task::infer);
+  EXPECT_EQ(task_name(Task::guard), "guard");
+  for (const InputKind k : {InputKind::synthetic, InputKind::host, InputKind::jpeg}) {
+    EXPECT_EQ(parse_input_kind(input_kind_name(k)), k) << input_kind_name(k);
+  }
+  for (const Toggle t : {Toggle::automatic, Toggle::on, Toggle::off}) {
+    EXPECT_EQ(parse_toggle(toggle_name(t)), t) << toggle_name(t);
+  }
+  EXPECT_EQ(toggle_name(Toggle::automatic), "auto");
+  for (const SdpaBackend b : {SdpaBackend::automatic, SdpaBackend::flash, SdpaBackend::efficient,
+                              SdpaBackend::math, SdpaBackend::cudnn}) {
+    EXPECT_EQ(parse_sdpa_backend(sdpa_backend_name(b)), b) << sdpa_backend_name(b);
+  }
+  EXPECT_FALSE(parse_task("").has_value());
+  EXPECT_FALSE(parse_toggle("yes").has_value());
+}
+
+// A usage error names the option and what it expects (each kind of value its own words).
 TEST(Options, UsageErrors) {
-  for (const auto& args : std::vector<std::vector<const char*>>{
-           {"--model", "resnet18"},
-           {"--mode", "int8"},
-           {"--batch", "0"},
-           {"--batch"},
-           {"--graphs", "maybe"},
-           {"--fused-adamw", "auto"},
-           {"--seq-len", "2048"},
-           {"--windows", "-1"},
-           {"--sdpa", "triton"},
-           {"--input", "webdataset"},
-           {"--loader-workers", "-1"},
-           {"--pinned", "auto"},
-           {"--non-blocking", "yes"},
-           {"--guard-steps", "0"},
-           {"--image-classes", "0"},
-           {"--frobnicate"},
-       }) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
+      {{"--model", "resnet18"}, "--model unknown model 'resnet18' (vit_b16, resnet50, gpt2)"},
+      {{"--task", "eval"}, "--task expects train, infer or guard, got 'eval'"},
+      {{"--mode", "int8"}, "--mode unknown precision mode 'int8'"},
+      {{"--batch", "0"}, "--batch expects a positive integer or auto, got '0'"},
+      {{"--batch"}, "--batch needs a value (N|auto)"},
+      {{"--max-batch", "0"}, "--max-batch expects an integer of at least 1, got '0'"},
+      {{"--windows", "-1"}, "--windows expects an integer of at least 0, got '-1'"},
+      {{"--input", "webdataset"}, "--input expects synthetic, host or jpeg, got 'webdataset'"},
+      {{"--loader-workers", "-1"}, "--loader-workers expects 0..256, got '-1'"},
+      {{"--loader-workers", "257"}, "--loader-workers expects 0..256, got '257'"},
+      {{"--pinned", "auto"}, "--pinned expects on or off, got 'auto'"},
+      {{"--non-blocking", "yes"}, "--non-blocking expects on or off, got 'yes'"},
+      {{"--guard-steps", "0"}, "--guard-steps expects an integer of at least 1, got '0'"},
+      {{"--data="}, "--data expects a directory"},
+      {{"--image-count", "x"}, "--image-count expects a positive integer, got 'x'"},
+      {{"--image-classes", "0"}, "--image-classes expects 1..1000, got '0'"},
+      {{"--image-classes", "1001"}, "--image-classes expects 1..1000, got '1001'"},
+      {{"--graphs", "maybe"}, "--graphs expects on, off or auto, got 'maybe'"},
+      {{"--fused-adamw", "auto"}, "--fused-adamw expects on or off, got 'auto'"},
+      {{"--sdpa", "triton"}, "--sdpa unknown SDPA backend 'triton'"},
+      {{"--trace="}, "--trace expects a file name"},
+      {{"--seq-len", "2048"}, "--seq-len expects 1..1024, got '2048'"},
+      {{"--image-size", "16"}, "--image-size expects at least 32, got '16'"},
+      {{"--lr", "-1"}, "--lr expects a non-negative number, got '-1'"},
+      {{"--growth-interval", "0"}, "--growth-interval expects a positive integer, got '0'"},
+      {{"--seed", "-1"}, "--seed expects a non-negative integer, got '-1'"},
+      {{"--world-size", "0"}, "--world-size expects 1..1024, got '0'"},
+      {{"--steps"}, "--steps needs a value (N)"},
+      {{"--frobnicate"}, "unknown option '--frobnicate' (see --help)"},
+  };
+  for (const auto& [args, message] : cases) {
     const auto parsed = parse(args);
-    EXPECT_TRUE(std::holds_alternative<UsageError>(parsed)) << args.front();
+    const auto* error = std::get_if<UsageError>(&parsed);
+    EXPECT_EQ(error != nullptr ? error->message : "(accepted)", message);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "json_protocol.h"
 
+#include "enum_names.h"
 #include "json_writer.h"
 
 namespace gpuscope::workloads {
@@ -11,17 +12,12 @@ JsonObject header(std::string_view type) {
   return o;
 }
 
-std::string_view probe_outcome_name(ProbeOutcome outcome) {
-  switch (outcome) {
-    case ProbeOutcome::fits:
-      return "fits";
-    case ProbeOutcome::out_of_memory:
-      return "out_of_memory";
-    case ProbeOutcome::failed:
-      break;
-  }
-  return "failed";
-}
+// The first entry is the name of a value missing from the table.
+constexpr EnumNames<ProbeOutcome, 3> kProbeOutcomeNames = {{
+    {ProbeOutcome::failed, "failed"},
+    {ProbeOutcome::fits, "fits"},
+    {ProbeOutcome::out_of_memory, "out_of_memory"},
+}};
 
 JsonObject device_object(const DeviceInfo& d) {
   JsonObject o;
@@ -67,12 +63,6 @@ std::string start_line(const StartRecord& r) {
       .add("data", c.input.data.empty() ? std::optional<std::string_view>()
                                         : std::optional<std::string_view>(c.input.data));
   if (c.task == Task::guard) options.add("guard_steps", c.guard_steps);
-  std::string notes = "[";
-  for (const auto& note : r.notes) {
-    if (notes.size() > 1) notes += ',';
-    notes += json_quote(note);
-  }
-  notes += "]";
   JsonObject o = header("start");
   o.add("model", m.name)
       .add("python_model", m.python_name)
@@ -84,7 +74,7 @@ std::string start_line(const StartRecord& r) {
       .add("device", device_object(*r.device))
       .add("torch_version", r.torch_version)
       .add("options", options)
-      .add_raw("notes", notes);
+      .add_raw("notes", json_array(r.notes, json_quote));
   if (c.launch.distributed()) {
     o.add("world_size", c.launch.world_size)
         .add("local_rank", c.launch.local_rank)
@@ -97,7 +87,7 @@ std::string batch_probe_line(const BatchTry& attempt) {
   JsonObject o = header("batch_probe");
   o.add("batch", attempt.batch)
       .add("fits", attempt.outcome == ProbeOutcome::fits)
-      .add("outcome", probe_outcome_name(attempt.outcome));
+      .add("outcome", name_of(kProbeOutcomeNames, attempt.outcome));
   if (!attempt.message.empty()) o.add("message", attempt.message);
   return o.str();
 }

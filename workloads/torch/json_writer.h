@@ -44,4 +44,15 @@ std::string json_quote(std::string_view text);
 // A double as JSON: shortest round-trip form, null when not finite.
 std::string json_number(double value);
 
+// A JSON array, [a,b,...]: `to_json(item)` writes each item of `items` as JSON.
+template <typename Items, typename ToJson>
+std::string json_array(const Items& items, ToJson to_json) {
+  std::string out = "[";
+  for (const auto& item : items) {
+    if (out.size() > 1) out += ',';
+    out += to_json(item);
+  }
+  return out + "]";
+}
+
 }  // namespace gpuscope::workloads

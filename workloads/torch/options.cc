@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -29,64 +30,80 @@ std::optional<T> parse_number(std::string_view text) {
   return value;
 }
 
-Setter positive(int64_t RunConfig::*field, int64_t minimum = 1) {
-  return [field, minimum](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+// Where an option's value goes: a member of RunConfig (&RunConfig::seed), or a member of one of
+// its parts (&RunConfig::input, &InputOptions::pinned).
+template <typename T>
+using Field = std::function<T&(RunConfig&)>;
+
+template <typename T>
+Field<T> at(T RunConfig::*field) {
+  return [field](RunConfig& c) -> T& { return c.*field; };
+}
+
+template <typename Part, typename T>
+Field<T> at(Part RunConfig::*part, T Part::*field) {
+  return [part, field](RunConfig& c) -> T& { return c.*part.*field; };
+}
+
+// Every option but --batch and --device: `parse` reads the value (nullopt: it cannot) into
+// `field`. A value it cannot read is the error "<lead> '<value>'<tail>".
+template <typename T, typename Parse>
+Setter parsed(Field<T> field, Parse parse, std::string lead, std::string tail = {}) {
+  return
+      [field, parse, lead, tail](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+        const auto value = parse(v);
+        if (!value) return lead + " '" + std::string(v) + "'" + tail;
+        field(c) = *value;
+        return std::nullopt;
+      };
+}
+
+constexpr int64_t kNoMaximum = std::numeric_limits<int64_t>::max();
+
+// An integer in [minimum, maximum]. `expects` words the range in the error; empty: "MIN..MAX",
+// or "an integer of at least MIN" without a maximum.
+template <typename T>
+Setter integer(Field<T> field, int64_t minimum, int64_t maximum = kNoMaximum,
+               std::string expects = {}) {
+  if (expects.empty()) {
+    expects = maximum == kNoMaximum ? "an integer of at least " + std::to_string(minimum)
+                                    : std::to_string(minimum) + ".." + std::to_string(maximum);
+  }
+  const auto in_range = [minimum, maximum](std::string_view v) -> std::optional<int64_t> {
     const auto n = parse_number<int64_t>(v);
-    if (!n || *n < minimum) {
-      return "expects an integer of at least " + std::to_string(minimum) + ", got '" +
-             std::string(v) + "'";
-    }
-    c.*field = *n;
-    return std::nullopt;
+    if (!n || *n < minimum || *n > maximum) return std::nullopt;
+    return n;
   };
+  return parsed(std::move(field), in_range, "expects " + expects + ", got");
 }
 
-std::optional<Toggle> parse_toggle(std::string_view v) {
-  if (v == "on") return Toggle::on;
-  if (v == "off") return Toggle::off;
-  if (v == "auto") return Toggle::automatic;
-  return std::nullopt;
+Setter toggle(Field<Toggle> field) {
+  return parsed(std::move(field), parse_toggle, "expects on, off or auto, got");
 }
 
-Setter toggle(Toggle RunConfig::*field) {
-  return [field](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+Setter boolean(Field<bool> field) {
+  const auto on_off = [](std::string_view v) -> std::optional<bool> {
     const auto t = parse_toggle(v);
-    if (!t) return "expects on, off or auto, got '" + std::string(v) + "'";
-    c.*field = *t;
-    return std::nullopt;
+    if (!t || *t == Toggle::automatic) return std::nullopt;
+    return *t == Toggle::on;
   };
+  return parsed(std::move(field), on_off, "expects on or off, got");
 }
 
-Setter boolean(bool RunConfig::*field) {
-  return [field](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-    const auto t = parse_toggle(v);
-    if (!t || *t == Toggle::automatic) return "expects on or off, got '" + std::string(v) + "'";
-    c.*field = *t == Toggle::on;
-    return std::nullopt;
-  };
-}
-
-std::optional<std::string> set_flag(bool& field, std::string_view v) {
-  const auto t = parse_toggle(v);
-  if (!t || *t == Toggle::automatic) return "expects on or off, got '" + std::string(v) + "'";
-  field = *t == Toggle::on;
-  return std::nullopt;
-}
-
-Setter real(double AdamWOptions::*field) {
-  return [field](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+Setter real(Field<double> field) {
+  const auto non_negative = [](std::string_view v) -> std::optional<double> {
     const auto x = parse_number<double>(v);
-    if (!x || *x < 0) return "expects a non-negative number, got '" + std::string(v) + "'";
-    c.adamw.*field = *x;
-    return std::nullopt;
+    if (!x || *x < 0) return std::nullopt;
+    return x;
   };
+  return parsed(std::move(field), non_negative, "expects a non-negative number, got");
 }
 
-// --trace, --memory-snapshot: where a diagnostic file goes (checked for writability at the run).
-Setter diagnostic_file(std::string DiagnosticsOptions::*field) {
-  return [field](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-    if (v.empty()) return std::string("expects a file name");
-    c.diagnostics.*field = std::string(v);
+// --data, --make-images, --trace, --memory-snapshot: a path (checked when it is used).
+Setter path(Field<std::string> field, std::string expects) {
+  return [field, expects](RunConfig& c, std::string_view v) -> std::optional<std::string> {
+    if (v.empty()) return "expects " + expects;
+    field(c) = std::string(v);
     return std::nullopt;
   };
 }
@@ -94,34 +111,13 @@ Setter diagnostic_file(std::string DiagnosticsOptions::*field) {
 const std::vector<OptionSpec>& option_table() {
   static const std::vector<OptionSpec> table = {
       {"--model", "NAME", "vit_b16 | resnet50 | gpt2 (default vit_b16)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto m = parse_model(v);
-         if (!m) return "unknown model '" + std::string(v) + "' (vit_b16, resnet50, gpt2)";
-         c.model = *m;
-         return std::nullopt;
-       }},
+       parsed(at(&RunConfig::model), parse_model, "unknown model", " (vit_b16, resnet50, gpt2)")},
       {"--task", "train|infer|guard",
        "a training step (forward, backward, AdamW), a forward pass, or the convergence guard "
        "(--guard-steps training steps on a small learnable task, every loss reported)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         if (v == "guard") {
-           c.task = Task::guard;
-         } else if (v == "train") {
-           c.task = Task::train;
-         } else if (v == "infer" || v == "inference") {
-           c.task = Task::infer;
-         } else {
-           return "expects train, infer or guard, got '" + std::string(v) + "'";
-         }
-         return std::nullopt;
-       }},
+       parsed(at(&RunConfig::task), parse_task, "expects train, infer or guard, got")},
       {"--mode", "MODE", "precision mode, see below (default amp_bf16)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto m = parse_precision_mode(v);
-         if (!m) return "unknown precision mode '" + std::string(v) + "'";
-         c.mode = *m;
-         return std::nullopt;
-       }},
+       parsed(at(&RunConfig::mode), parse_precision_mode, "unknown precision mode")},
       {"--batch", "N|auto",
        "samples per step (default: the model's, see below); auto: the largest that fits",
        [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
@@ -138,187 +134,130 @@ const std::vector<OptionSpec>& option_table() {
          return std::nullopt;
        }},
       {"--max-batch", "N", "upper bound of --batch auto (default 8192)",
-       positive(&RunConfig::max_batch)},
+       integer(at(&RunConfig::max_batch), 1)},
       {"--device", "cuda[:N]|cpu", "where to run (default cuda)",
        [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
          c.device = std::string(v);
          return std::nullopt;
        }},
       {"--warmup", "N", "untimed eager steps first (default 10)",
-       positive(&RunConfig::warmup_steps, 0)},
+       integer(at(&RunConfig::warmup_steps), 0)},
       {"--windows", "N",
        "timed windows; samples/s is their median (default 5). 0: until stopped - windows go on "
        "until SIGTERM or SIGINT, each printed as it ends (a `window` line with "
        "samples_per_second), and the stop ends the run cleanly (exit 0); for a long-running "
        "workload such as `gpuscope sweep`'s",
-       positive(&RunConfig::windows, 0)},
+       integer(at(&RunConfig::windows), 0)},
       {"--steps", "N", "steps per timed window (default 10)",
-       positive(&RunConfig::steps_per_window)},
+       integer(at(&RunConfig::steps_per_window), 1)},
       {"--input-sets", "N",
        "device batches used in turn (default: 1 for synthetic inference, else 2; host-fed inputs "
        "refill them, at least 2)",
-       positive(&RunConfig::input_sets)},
+       integer(at(&RunConfig::input_sets), 1)},
       {"--input", "synthetic|host|jpeg",
        "batches made on the GPU (default), made on the CPU by loader threads and copied, or "
        "JPEG files from --data decoded and augmented by loader threads and copied",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto kind = parse_input_kind(v);
-         if (!kind) return "expects synthetic, host or jpeg, got '" + std::string(v) + "'";
-         c.input.kind = *kind;
-         return std::nullopt;
-       }},
+       parsed(at(&RunConfig::input, &InputOptions::kind), parse_input_kind,
+              "expects synthetic, host or jpeg, got")},
       {"--loader-workers", "N", "host/jpeg: loader threads; 0 = on the training thread (default 4)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 0 || *n > 256) return "expects 0..256, got '" + std::string(v) + "'";
-         c.input.loader_workers = *n;
-         return std::nullopt;
-       }},
+       integer(at(&RunConfig::input, &InputOptions::loader_workers), 0, 256)},
       {"--pinned", "on|off", "host/jpeg: page-locked staging memory (default on)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         return set_flag(c.input.pinned, v);
-       }},
+       boolean(at(&RunConfig::input, &InputOptions::pinned))},
       {"--non-blocking", "on|off",
        "host/jpeg: copy on a stream of its own, overlapping compute (on, default), or block the "
        "host until the copy is done (off)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         return set_flag(c.input.non_blocking, v);
-       }},
+       boolean(at(&RunConfig::input, &InputOptions::non_blocking))},
       {"--data", "DIR", "jpeg: a folder of .jpg/.jpeg files; label = top-level subfolder",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         if (v.empty()) return std::string("expects a directory");
-         c.input.data = std::string(v);
-         return std::nullopt;
-       }},
+       path(at(&RunConfig::input, &InputOptions::data), "a directory")},
       {"--guard-steps", "N", "guard: training steps (default 100)",
-       positive(&RunConfig::guard_steps)},
+       integer(at(&RunConfig::guard_steps), 1)},
       {"--make-images", "DIR",
        "write a generated JPEG set (--image-count files in --image-classes subfolders) and exit",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         if (v.empty()) return std::string("expects a directory");
-         c.make_images.dir = std::string(v);
-         return std::nullopt;
-       }},
+       path(at(&RunConfig::make_images, &MakeImagesOptions::dir), "a directory")},
       {"--image-count", "N", "--make-images: images (default 64)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 1) return "expects a positive integer, got '" + std::string(v) + "'";
-         c.make_images.count = *n;
-         return std::nullopt;
-       }},
+       integer(at(&RunConfig::make_images, &MakeImagesOptions::count), 1, kNoMaximum,
+               "a positive integer")},
       {"--image-classes", "N", "--make-images: class subfolders (default 4)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 1 || *n > 1000) return "expects 1..1000, got '" + std::string(v) + "'";
-         c.make_images.classes = *n;
-         return std::nullopt;
-       }},
+       integer(at(&RunConfig::make_images, &MakeImagesOptions::classes), 1, 1000)},
       {"--graphs", "on|off|auto",
        "capture the whole step (or forward) as one CUDA graph (auto: on for CUDA)",
-       toggle(&RunConfig::cuda_graphs)},
+       toggle(at(&RunConfig::cuda_graphs))},
       {"--fused-adamw", "on|off",
        "AdamW on at::_fused_adamw_ (on) or LibTorch's torch::optim::AdamW (off; not capturable)",
-       boolean(&RunConfig::fused_adamw)},
+       boolean(at(&RunConfig::fused_adamw))},
       {"--cudnn-benchmark", "on|off", "let cuDNN time its convolution algorithms (default on)",
-       boolean(&RunConfig::cudnn_benchmark)},
+       boolean(at(&RunConfig::cudnn_benchmark))},
       {"--channels-last", "on|off|auto", "NHWC images and weights (auto: on for ResNet-50 on CUDA)",
-       toggle(&RunConfig::channels_last)},
+       toggle(at(&RunConfig::channels_last))},
       {"--sdpa", "BACKEND", "attention kernels: auto | flash | efficient | math | cudnn",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto b = parse_sdpa_backend(v);
-         if (!b) return "unknown SDPA backend '" + std::string(v) + "'";
-         c.sdpa = *b;
-         return std::nullopt;
-       }},
+       parsed(at(&RunConfig::sdpa), parse_sdpa_backend, "unknown SDPA backend")},
       {"--gelu-epilogue", "on|off|auto",
        "inference: MLP fc1 + GELU as one cuBLASLt GEMM (tanh GELU; auto: on for GPT-2, whose "
        "GELU is the tanh form)",
-       toggle(&RunConfig::gelu_epilogue)},
+       toggle(at(&RunConfig::gelu_epilogue))},
       {"--residual-epilogue", "on|off|auto",
        "inference in fp16/bf16: bias and residual add in the projections' cuBLASLt GEMM "
        "(auto: on for CUDA)",
-       toggle(&RunConfig::residual_epilogue)},
+       toggle(at(&RunConfig::residual_epilogue))},
       {"--own-layer-norm", "on|off|auto",
        "inference in fp16/bf16: LayerNorm on gpuscope-torch's own kernel instead of ATen's "
        "(auto: on for CUDA)",
-       toggle(&RunConfig::own_layer_norm)},
+       toggle(at(&RunConfig::own_layer_norm))},
       {"--patch-gemm", "on|off|auto",
        "ViT-B/16: the patch embedding (16x16 convolution, stride 16) as one GEMM over the "
        "image's patches (auto: on)",
-       toggle(&RunConfig::patch_gemm)},
+       toggle(at(&RunConfig::patch_gemm))},
       {"--fused-loss", "on|off|auto",
        "training on CUDA: cross-entropy on gpuscope-torch's kernel, the gradient written over "
        "the logits (auto: on for GPT-2, whose logits are its largest tensor)",
-       toggle(&RunConfig::fused_loss)},
+       toggle(at(&RunConfig::fused_loss))},
       {"--trace", "FILE",
        "after the timed windows, profile --trace-steps more steps (operators, kernels, copies) "
        "and write the Chrome-trace JSON torch.profiler writes (open it in ui.perfetto.dev)",
-       diagnostic_file(&DiagnosticsOptions::trace_path)},
+       path(at(&RunConfig::diagnostics, &DiagnosticsOptions::trace_path), "a file name")},
       {"--trace-steps", "N", "--trace: steps profiled (default 3)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 1 || *n > 1000) return "expects 1..1000, got '" + std::string(v) + "'";
-         c.diagnostics.trace_steps = *n;
-         return std::nullopt;
-       }},
+       integer(at(&RunConfig::diagnostics, &DiagnosticsOptions::trace_steps), 1, 1000)},
       {"--memory-snapshot", "FILE",
        "CUDA: record every allocation of the caching allocator and write the snapshot pickle "
        "torch.cuda.memory._dump_snapshot writes (pytorch.org/memory_viz), also after an "
        "out-of-memory error",
-       diagnostic_file(&DiagnosticsOptions::memory_snapshot_path)},
+       path(at(&RunConfig::diagnostics, &DiagnosticsOptions::memory_snapshot_path), "a file name")},
       {"--seq-len", "N", "GPT-2 tokens per sample, at most 1024 (default 1024)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 1 || *n > 1024) return "expects 1..1024, got '" + std::string(v) + "'";
-         c.shape.seq_len = *n;
-         return std::nullopt;
-       }},
+       integer(at(&RunConfig::shape, &ModelShape::seq_len), 1, 1024)},
       {"--image-size", "N", "ResNet-50 image side (default 224; ViT-B/16 is fixed at 224)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 32) return "expects at least 32, got '" + std::string(v) + "'";
-         c.shape.image_size = *n;
-         return std::nullopt;
-       }},
-      {"--lr", "X", "AdamW learning rate (default 1e-4)", real(&AdamWOptions::lr)},
+       integer(at(&RunConfig::shape, &ModelShape::image_size), 32, kNoMaximum, "at least 32")},
+      {"--lr", "X", "AdamW learning rate (default 1e-4)",
+       real(at(&RunConfig::adamw, &AdamWOptions::lr))},
       {"--weight-decay", "X", "AdamW weight decay (default 0.01)",
-       real(&AdamWOptions::weight_decay)},
+       real(at(&RunConfig::adamw, &AdamWOptions::weight_decay))},
       {"--growth-interval", "N", "fp16 loss scaler: clean steps before the scale doubles (2000)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 1) return "expects a positive integer, got '" + std::string(v) + "'";
-         c.loss_scaler.growth_interval = *n;
-         return std::nullopt;
-       }},
+       integer(at(&RunConfig::loss_scaler, &LossScalerOptions::growth_interval), 1, kNoMaximum,
+               "a positive integer")},
       {"--seed", "N", "random seed for weights and data (default 0)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<uint64_t>(v);
-         if (!n) return "expects a non-negative integer, got '" + std::string(v) + "'";
-         c.seed = *n;
-         return std::nullopt;
-       }},
+       parsed(at(&RunConfig::seed), parse_number<uint64_t>, "expects a non-negative integer, got")},
       {"--world-size", "N",
        "data parallel over N ranks (one GPU each): started by this program when no launcher "
        "(torchrun, srun) set RANK/WORLD_SIZE, else must equal WORLD_SIZE (default 1)",
-       [](RunConfig& c, std::string_view v) -> std::optional<std::string> {
-         const auto n = parse_number<int64_t>(v);
-         if (!n || *n < 1 || *n > 1024) return "expects 1..1024, got '" + std::string(v) + "'";
-         c.world_size = *n;
-         return std::nullopt;
-       }},
+       integer(at(&RunConfig::world_size), 1, 1024)},
       {"--dist-timeout", "S", "data parallel: seconds before a collective fails (default 300)",
-       positive(&RunConfig::dist_timeout_s)},
+       integer(at(&RunConfig::dist_timeout_s), 1)},
       {"--bucket-cap-mb", "N", "data parallel: gradient bucket size in MiB (default 25, as DDP)",
-       positive(&RunConfig::bucket_cap_mb)},
+       integer(at(&RunConfig::bucket_cap_mb), 1)},
       {"--bucket-views", "on|off",
        "data parallel: gradients live in their buckets, all-reduced in place (on, default; DDP's "
        "gradient_as_bucket_view) or get the averages copied back (off)",
-       boolean(&RunConfig::bucket_views)},
+       boolean(at(&RunConfig::bucket_views))},
       {"--quiet", "", "no summary line on stderr", nullptr},
       {"--describe", "", "print models, modes and switches as one JSON line and exit", nullptr},
       {"--help", "", "print this help and exit", nullptr},
   };
   return table;
+}
+
+// "  name" padded to `width` columns (a space at least): where a --help row's text starts.
+std::string help_row(std::string_view name, size_t width) {
+  const std::string left = "  " + std::string(name);
+  return left + std::string(left.size() < width ? width - left.size() : 1, ' ');
 }
 
 }  // namespace
@@ -377,23 +316,19 @@ std::string help_text() {
          "Exit status: 0 ran, 2 bad arguments, 3 skipped (mode unsupported here, out of memory,\n"
          "no CUDA device), 6 failed, 130 interrupted.\n\noptions:\n";
   for (const auto& spec : option_table()) {
-    std::string left = "  " + std::string(spec.name);
-    if (!spec.value.empty()) left += " " + std::string(spec.value);
-    out << left;
-    out << std::string(left.size() < 30 ? 30 - left.size() : 1, ' ') << spec.help << "\n";
+    std::string name(spec.name);
+    if (!spec.value.empty()) name += " " + std::string(spec.value);
+    out << help_row(name, 30) << spec.help << "\n";
   }
   out << "\nmodels (parameters; default train / inference batch):\n";
   for (const auto& m : model_catalogue()) {
-    std::string left = "  " + std::string(m.name);
-    out << left << std::string(left.size() < 14 ? 14 - left.size() : 1, ' ') << m.description
-        << "\n"
+    out << help_row(m.name, 14) << m.description << "\n"
         << std::string(14, ' ') << m.parameters << " parameters; batch " << m.default_train_batch
         << " / " << m.default_infer_batch << "\n";
   }
   out << "\nprecision modes (--mode):\n";
   for (const auto& p : precision_modes()) {
-    std::string left = "  " + std::string(p.name);
-    out << left << std::string(left.size() < 14 ? 14 - left.size() : 1, ' ') << p.summary << "\n";
+    out << help_row(p.name, 14) << p.summary << "\n";
   }
   out << "\nEvery mode clears autocast's weight-cast cache after each forward. fp16 (pure) trains\n"
          "without loss scaling, as model.half() does in PyTorch.\n";
@@ -401,32 +336,23 @@ std::string help_text() {
 }
 
 std::string describe_json() {
-  std::string models = "[";
-  for (const auto& m : model_catalogue()) {
-    if (models.size() > 1) models += ',';
-    models += JsonObject()
-                  .add("name", m.name)
-                  .add("python_name", m.python_name)
-                  .add("description", m.description)
-                  .add("parameters", m.parameters)
-                  .add("default_train_batch", m.default_train_batch)
-                  .add("default_infer_batch", m.default_infer_batch)
-                  .add("supports_fp8", m.supports_fp8)
-                  .str();
-  }
-  models += "]";
-  std::string modes = "[";
-  for (const auto& p : precision_modes()) {
-    if (modes.size() > 1) modes += ',';
-    modes += JsonObject().add("name", p.name).add("summary", p.summary).str();
-  }
-  modes += "]";
-  std::string switches = "[";
-  for (const auto& spec : option_table()) {
-    if (switches.size() > 1) switches += ',';
-    switches += JsonObject().add("option", spec.name).add("value", spec.value).str();
-  }
-  switches += "]";
+  const std::string models = json_array(model_catalogue(), [](const ModelInfo& m) {
+    return JsonObject()
+        .add("name", m.name)
+        .add("python_name", m.python_name)
+        .add("description", m.description)
+        .add("parameters", m.parameters)
+        .add("default_train_batch", m.default_train_batch)
+        .add("default_infer_batch", m.default_infer_batch)
+        .add("supports_fp8", m.supports_fp8)
+        .str();
+  });
+  const std::string modes = json_array(precision_modes(), [](const PrecisionModeInfo& p) {
+    return JsonObject().add("name", p.name).add("summary", p.summary).str();
+  });
+  const std::string switches = json_array(option_table(), [](const OptionSpec& spec) {
+    return JsonObject().add("option", spec.name).add("value", spec.value).str();
+  });
   return JsonObject()
       .add("v", 1)
       .add("type", "describe")

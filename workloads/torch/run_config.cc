@@ -1,13 +1,32 @@
 #include "run_config.h"
 
 #include <algorithm>
-#include <array>
-#include <utility>
+
+#include "enum_names.h"
 
 namespace gpuscope::workloads {
 namespace {
 
-constexpr std::array<std::pair<SdpaBackend, std::string_view>, 5> kSdpaNames = {{
+// The first entry of each is the name of a value missing from it.
+constexpr EnumNames<Task, 3> kTaskNames = {{
+    {Task::infer, "infer"},
+    {Task::train, "train"},
+    {Task::guard, "guard"},
+}};
+
+constexpr EnumNames<InputKind, 3> kInputKindNames = {{
+    {InputKind::synthetic, "synthetic"},
+    {InputKind::host, "host"},
+    {InputKind::jpeg, "jpeg"},
+}};
+
+constexpr EnumNames<Toggle, 3> kToggleNames = {{
+    {Toggle::automatic, "auto"},
+    {Toggle::on, "on"},
+    {Toggle::off, "off"},
+}};
+
+constexpr EnumNames<SdpaBackend, 5> kSdpaNames = {{
     {SdpaBackend::automatic, "auto"},
     {SdpaBackend::flash, "flash"},
     {SdpaBackend::efficient, "efficient"},
@@ -22,60 +41,35 @@ bool decide(Toggle toggle, bool automatic) {
 }  // namespace
 
 std::string_view task_name(Task task) {
-  switch (task) {
-    case Task::train:
-      return "train";
-    case Task::guard:
-      return "guard";
-    case Task::infer:
-      break;
-  }
-  return "infer";
+  return name_of(kTaskNames, task);
+}
+
+std::optional<Task> parse_task(std::string_view name) {
+  return value_named(kTaskNames, name == "inference" ? "infer" : name);
 }
 
 std::string_view input_kind_name(InputKind kind) {
-  switch (kind) {
-    case InputKind::host:
-      return "host";
-    case InputKind::jpeg:
-      return "jpeg";
-    case InputKind::synthetic:
-      break;
-  }
-  return "synthetic";
+  return name_of(kInputKindNames, kind);
 }
 
 std::optional<InputKind> parse_input_kind(std::string_view name) {
-  for (const InputKind kind : {InputKind::synthetic, InputKind::host, InputKind::jpeg}) {
-    if (input_kind_name(kind) == name) return kind;
-  }
-  return std::nullopt;
+  return value_named(kInputKindNames, name);
 }
 
 std::string_view toggle_name(Toggle toggle) {
-  switch (toggle) {
-    case Toggle::on:
-      return "on";
-    case Toggle::off:
-      return "off";
-    case Toggle::automatic:
-      break;
-  }
-  return "auto";
+  return name_of(kToggleNames, toggle);
+}
+
+std::optional<Toggle> parse_toggle(std::string_view name) {
+  return value_named(kToggleNames, name);
 }
 
 std::string_view sdpa_backend_name(SdpaBackend backend) {
-  for (const auto& [b, name] : kSdpaNames) {
-    if (b == backend) return name;
-  }
-  return "auto";
+  return name_of(kSdpaNames, backend);
 }
 
 std::optional<SdpaBackend> parse_sdpa_backend(std::string_view name) {
-  for (const auto& [b, n] : kSdpaNames) {
-    if (n == name) return b;
-  }
-  return std::nullopt;
+  return value_named(kSdpaNames, name);
 }
 
 ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {

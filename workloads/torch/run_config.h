@@ -20,6 +20,8 @@ namespace gpuscope::workloads {
 // (guard_data.h) with every step's loss reported and no timing windows.
 enum class Task { train, infer, guard };
 std::string_view task_name(Task task);
+// Accepts the names task_name() gives, and "inference" for infer; nullopt for anything else.
+std::optional<Task> parse_task(std::string_view name);
 // train and guard: forward, loss, backward and AdamW.
 inline bool is_training(Task task) {
   return task != Task::infer;
@@ -55,6 +57,7 @@ struct DiagnosticsOptions {
 // A switch whose default depends on the device or model.
 enum class Toggle { automatic, on, off };
 std::string_view toggle_name(Toggle toggle);
+std::optional<Toggle> parse_toggle(std::string_view name);  // on, off, auto
 
 // Which kernels at::scaled_dot_product_attention may use. `automatic` leaves LibTorch's own
 // choice (flash, then memory-efficient, then math); the others allow exactly one.

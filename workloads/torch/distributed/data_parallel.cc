@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <string>
+
+#include "json_writer.h"
 
 namespace gpuscope::workloads {
 
@@ -67,9 +70,7 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   const std::vector<std::string> ranks = group_->all_gather_strings(
       "result", rank_record_json(rank(), config_.launch.local_rank, device, result));
   if (rank() != 0) return;
-  std::string array = "[";
-  for (const std::string& r : ranks) array += (array.size() > 1 ? "," : "") + r;
-  result.data_parallel->ranks_json = array + "]";
+  result.data_parallel->ranks_json = json_array(ranks, std::identity());
   // The job's throughput: every rank's median, summed (each rank's share of every step).
   double total = 0;
   for (const std::string& r : ranks) {
