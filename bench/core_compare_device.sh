@@ -14,7 +14,8 @@
 #       # GPU's temperature shows as a difference between the two new runs) ->
 #       # $OUT/core-compare.tar.gz (the three study folders), core_compare.out (the table)
 #
-# CORE_OLD_COMMIT picks another old commit for `prepare`. Reads the GPU's settings only; the
+# CORE_OLD_COMMIT picks another old commit for `prepare`; CORE_OLD_FIRST=1 runs the old study
+# first; CORE_ONE_NEW=1 leaves out the second new study. Reads the GPU's settings only; the
 # study's sweep step is skipped (no --allow-power-changes).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
@@ -79,8 +80,13 @@ case "${1:-}" in
     nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,temperature.gpu --format=csv |
       tee "$out/core_gpu.txt"
     mkdir -p "$out/cmp"
-    study new-1 "$root/bin"
-    study old "$root/build/bin-old"
+    if [ -n "${CORE_OLD_FIRST:-}" ]; then  # the other order: what running first costs
+      study old "$root/build/bin-old"
+      study new-1 "$root/bin"
+    else
+      study new-1 "$root/bin"
+      study old "$root/build/bin-old"
+    fi
     [ -n "${CORE_ONE_NEW:-}" ] || study new-2 "$root/bin"
     python3 bench/core_compare.py "$out/cmp" | tee "$out/core_compare.out"
     tar -czf "$out/core-compare.tar.gz" -C "$out" cmp && rm -rf "$out/cmp"
