@@ -144,8 +144,13 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const nvml::Session& session,
       continue;
     }
     if (!device.ok()) return device.status();
-    gpu.target = *std::find_if(available.begin(), available.end(),
-                               [&](const Target& t) { return !t.mig && t.gpu_index == index; });
+    const auto whole = std::find_if(available.begin(), available.end(), [&](const Target& t) {
+      return !t.mig && t.gpu_index == index;
+    });
+    if (whole == available.end()) {
+      return Status(Code::internal, fmt::format("GPU {} is not among the GPUs NVML listed", index));
+    }
+    gpu.target = *whole;
     if (auto limit = device->enforced_power_limit_w(); limit.ok()) gpu.power_limit_w = *limit;
     std::unique_ptr<nvml::GpmSampler> gpm;
     std::map<unsigned, std::unique_ptr<nvml::GpmSampler>> instance_gpm;
