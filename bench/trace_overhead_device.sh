@@ -9,7 +9,10 @@
 #   bash bench/trace_overhead_device.sh prepare   # here: .carry (as bench/trace_cli_device.sh)
 #   bash bench/trace_overhead_device.sh run       # there (carry .carry); about 4 minutes
 # Results: $OUT/trace_overhead.txt (table), $OUT/trace_overhead.jsonl, $OUT/trace_overhead.tar.gz.
-# TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# TRACE_PROGRAMS="launch_loop healthy_train launch_bound" picks the programs (launch_loop: C++,
+# bench/trace_examples/launch_loop.cu, the per-launch cost without Python's noise; default the
+# two Python ones); TRACE_VARIANTS=sample: one step in 2 or 4 recorded (GPUSCOPE_TRACE_SAMPLE_STEPS)
+# against the default and kernels alone. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -28,11 +31,13 @@ one() {
     python3 bench/thread_cpu_sampler.py "trace_examples/$program.py" "$out/threads-$tag.jsonl" 20 &
     sampler=$!
   fi
+  local command=(python3 "bench/trace_examples/$program.py")
+  [ "$program" = launch_loop ] && command=("$launch_loop")  # C++: bench/trace_examples/launch_loop.cu
   if [[ "$variant" == alone* ]]; then
-    env "$@" python3 "bench/trace_examples/$program.py" $args >"$out/$tag.out" 2>"$out/$tag.err"
+    env "$@" "${command[@]}" $args >"$out/$tag.out" 2>"$out/$tag.err"
   else
     env "$@" "$bin" trace --skip-steps "$skip" --steps "$steps" -o "$dir" -- \
-      python3 "bench/trace_examples/$program.py" $args >"$out/$tag.out" 2>"$out/$tag.err"
+      "${command[@]}" $args >"$out/$tag.out" 2>"$out/$tag.err"
   fi
   local rc=$?
   [ -n "$sampler" ] && kill "$sampler"
@@ -55,9 +60,12 @@ if own:
     end = skip + steps
     row.update(before_ms=med(0, skip), inside_ms=med(skip, end), after_near_ms=med(end, end + 30),
                after_far_ms=med(end + 30, 10**9), all_ms=round(own["step_time_s_median"] * 1e3, 3))
+    if "launch_us_median" in own:  # launch_loop: the launch call itself, host time
+        row["launch_us_median"] = own["launch_us_median"]
 if not variant.startswith("alone"):
     files = glob.glob(f"{run_dir}/**/gpuscope-trace-*.jsonl", recursive=True)
     api_tids, teardown, kernels, api, cupti, header, errors = set(), [], 0, 0, None, None, []
+    samples = []
     for path in files:
         for line in open(path, errors="replace"):
             try:
@@ -76,10 +84,15 @@ if not variant.startswith("alone"):
                 cupti = r["status"]
             elif t == "cupti_error":
                 errors.append(f'{r.get("call")}:{r.get("error")}')
+            elif t == "sample":
+                samples.append(r.get("cost_ns", 0))
             elif t == "header" and header is None:
                 header = {k: r.get(k) for k in ("kinds", "api", "defer", "teardown")}
     row.update(record_files=len(files), kernels=kernels, api_records=api, cupti=cupti,
                teardown=teardown, header=header, cupti_errors=errors)
+    if samples:  # a sampled window: how often CUPTI was paused or resumed, and what that took
+        row.update(sample_toggles=len(samples), sample_cost_us_max=round(max(samples) / 1e3, 1),
+                   sample_cost_us_median=round(statistics.median(samples) / 1e3, 1))
     try:  # the window's GPU gaps of 10-100 us: the host falling behind its GPU
         summary = json.load(open(f"{run_dir}/summary.json"))
         row["gaps_10_100us"] = next((b["gaps"] for b in summary["gpu"]["idle"]
@@ -108,7 +121,21 @@ PY
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = repeat ]; then  # how often each pays: interleaved, 3 times
+  if [ "${TRACE_VARIANTS:-kinds}" = sample ]; then  # one step in 2 or 4 recorded, twice
+    local i
+    for i in 1 2; do
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-sample2-r$i" GPUSCOPE_TRACE_SAMPLE_STEPS=2
+      one "$p" "$args" "$skip" "$steps" "trace-sample4-r$i" GPUSCOPE_TRACE_SAMPLE_STEPS=4
+      one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
+      one "$p" "$args" "$skip" "$steps" "trace-kernels-clock-r$i" GPUSCOPE_TRACE_KINDS=kernel \
+        GPUSCOPE_TRACE_CUPTI_CLOCK=1
+      one "$p" "$args" "$skip" "$steps" "alone-r$i"
+    done
+    # Kinds paused after the window but CUPTI attached: what an unrecorded step still pays.
+    one "$p" "$args" "$skip" "$steps" trace-no-teardown GPUSCOPE_TRACE_TEARDOWN=0
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = repeat ]; then  # how often each pays: interleaved, 3 times
     local i
     for i in 1 2 3; do
       one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
@@ -210,6 +237,10 @@ for r in rows:
     cells.append(f'{ib:9.3f}' if ib else f'{"-":>9}')
     extra = "" if r["variant"].startswith("alone") else \
         f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")} / gaps {r.get("gaps_10_100us")} {r.get("cupti_errors") or ""}'
+    if r.get("launch_us_median"):
+        extra += f' launch {r["launch_us_median"]:.2f} us'
+    if r.get("sample_toggles"):
+        extra += f' toggles {r["sample_toggles"]} (median {r["sample_cost_us_median"]} us, max {r["sample_cost_us_max"]} us)'
     print(f'{r["program"]:15} {r["variant"]:24} ' + " ".join(cells) + "  " + extra + f' exit {r["exit"]}')
 PY
 }
@@ -226,9 +257,16 @@ case "${1:-run}" in
     python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$out/gpu.txt"
     [ -n "${TRACE_BIN:-}" ] || bash bench/trace_cli_device.sh build || exit 1
     : >"$out/trace_overhead.jsonl"
-    [ -n "${TRACE_LAUNCH_ONLY:-}" ] ||
+    # TRACE_PROGRAMS: which of launch_loop (C++, per-launch cost), healthy_train, launch_bound
+    programs_wanted=" ${TRACE_PROGRAMS:-healthy_train launch_bound} "
+    if [[ "$programs_wanted" == *" launch_loop "* ]]; then
+      launch_loop="$out/launch_loop"
+      nvcc -O2 -std=c++17 -o "$launch_loop" bench/trace_examples/launch_loop.cu || exit 1
+      programs launch_loop "--warmup 50 --steps 250 --kernels 500 --host-us 15" 100 50
+    fi
+    [[ "$programs_wanted" == *" healthy_train "* ]] && [ -z "${TRACE_LAUNCH_ONLY:-}" ] &&
       programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50
-    [ -n "${TRACE_HEALTHY_ONLY:-}" ] ||
+    [[ "$programs_wanted" == *" launch_bound "* ]] && [ -z "${TRACE_HEALTHY_ONLY:-}" ] &&
       programs launch_bound "--warmup 50 --steps 250 --batch 32" 100 50
     table | tee "$out/trace_overhead.txt"
     (cd "$out" && tar czf trace_overhead.tar.gz trace_overhead.jsonl *.err runs/*/summary.json \
