@@ -17,8 +17,6 @@
 //                               half the pool waits); 0: as they arrive (1)
 //   GPUSCOPE_TRACE_TEARDOWN     1: CUPTI is detached (cuptiFinalize) once the window's records
 //                               are in, so the steps after the window run as without it (1)
-//   GPUSCOPE_TRACE_SAMPLE_STEPS inside the window, CUPTI records one step in this many and is
-//                               paused for the others (1: every step); needs step marks
 //   GPUSCOPE_TRACE_GPU_WAIT_S   after the window closes, how long CUPTI keeps recording while the
 //                               GPU finishes the work queued inside it (30; 0: stop at once)
 //   GPUSCOPE_TRACE_CUPTI_CLOCK  1: CUPTI keeps its own clock and records are moved onto the file's
@@ -58,7 +56,6 @@ struct Config {
   bool api_all = false;
   bool defer = true;
   bool teardown = true;
-  uint64_t sample_steps = 1;  // GPUSCOPE_TRACE_SAMPLE_STEPS: record one step in this many
   double gpu_wait_s = 30;
   bool cupti_clock = false;
   // CUPTI's own settings, for measuring what tracing costs: its worker thread's flush period

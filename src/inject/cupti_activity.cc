@@ -200,10 +200,6 @@ class CuptiBackend final : public ActivityBackend {
 
   void disable() override {
     gpu_markers_.release();
-    pause();
-  }
-
-  void pause() override {
     if (finalizing_) return;
     for (const auto& kind : kKinds) {
       if ((session_.config().kinds & kind.bit) == 0) continue;

@@ -85,12 +85,7 @@ std::string window_json(const Config& config) {
   if (config.steps) field("steps", *config.steps);
   if (config.skip_s) field("skip_s", *config.skip_s);
   if (config.duration_s) field("duration_s", *config.duration_s);
-  if (config.sample_steps > 1) field("sample_steps", config.sample_steps);
   return out + "}";
-}
-
-WindowSettings window_settings(const Config& config) {
-  return {config.skip_steps, config.steps, config.skip_s, config.duration_s, config.sample_steps};
 }
 
 void* flusher_main(void* session) {
@@ -143,7 +138,8 @@ Session::Session(Config config, const char* started_by)
       pid_(getpid()),
       origin_ns_(now_ns()),
       writer_(-1, kBufferBytes, config_.max_bytes),
-      window_(window_settings(config_), origin_ns_),
+      window_(WindowSettings{config_.skip_steps, config_.steps, config_.skip_s, config_.duration_s},
+              origin_ns_),
       closing_(static_cast<uint64_t>(config_.gpu_wait_s * 1e9)) {
   if (!open_file()) return;
   write_header(started_by, getppid());
@@ -201,25 +197,8 @@ void Session::on_step(uint64_t ts, uint32_t tid) noexcept {
                     RecordKind::step);
     });
     advance_window(ts);
-    sample_window(ts);
   } catch (...) {
   }
-}
-
-void Session::sample_window(uint64_t ts) noexcept {
-  if (config_.sample_steps <= 1 || backend_ == nullptr) return;
-  if (window_.state() != WindowState::open) return;
-  const bool record = window_.records_current_step();
-  if (record == recording_) return;
-  const uint64_t before = now_ns();
-  record ? backend_->enable() : backend_->pause();
-  const uint64_t cost = now_ns() - before;
-  recording_ = record;
-  with_writer([&](RecordWriter& writer, std::string& scratch) {
-    JsonLine line(scratch, "sample");
-    line.u("ts", ts).u("step", window_.steps_seen()).b("on", record).u("cost_ns", cost);
-    writer.append(line.end(), RecordKind::other);
-  });
 }
 
 void Session::attach_backend(ActivityBackend* backend) noexcept {
@@ -227,10 +206,7 @@ void Session::attach_backend(ActivityBackend* backend) noexcept {
   try {
     std::lock_guard lock(window_mutex_);
     backend_ = backend;
-    if (backend_ != nullptr && window_.state() == WindowState::open) {
-      backend_->enable();
-      recording_ = true;
-    }
+    if (backend_ != nullptr && window_.state() == WindowState::open) backend_->enable();
     advance_window(now_ns());
   } catch (...) {
   }
@@ -250,7 +226,6 @@ void Session::apply(const WindowEvent& event, uint64_t now) noexcept {
   // At the close CUPTI keeps recording: the flusher stops it once the GPU has finished the
   // window's work (close_step), off the program's threads.
   if (backend_ != nullptr && opened) backend_->enable();
-  if (opened) recording_ = backend_ != nullptr;
   const uint64_t cost = now_ns() - before;
   with_writer([&](RecordWriter& writer, std::string& scratch) {
     JsonLine line(scratch, opened ? "window_begin" : "window_end");
@@ -458,8 +433,9 @@ void Session::after_fork_child() noexcept {
   origin_ns_ = now_ns();
   if (backend_ != nullptr) backend_->forget_after_fork();
   backend_ = nullptr;
-  window_ = Window(window_settings(config_), origin_ns_);
-  recording_ = false;
+  window_ =
+      Window(WindowSettings{config_.skip_steps, config_.steps, config_.skip_s, config_.duration_s},
+             origin_ns_);
   closing_ = WindowClosing(static_cast<uint64_t>(config_.gpu_wait_s * 1e9));
   finished_ = false;
   flusher_running_.store(false);

@@ -24,7 +24,6 @@ struct ActivityBackend {
   virtual ~ActivityBackend() = default;
   virtual void enable() = 0;   // window opened: record the configured kinds
   virtual void disable() = 0;  // stop recording (after the GPU caught up)
-  virtual void pause() = 0;    // a sampled window's unrecorded step: kinds off, until enable()
   // Whether the GPU has finished the work queued before the first call (which queues a marker
   // behind it); true when there is nothing to wait on. Called by the flusher after the close.
   virtual bool gpu_done() = 0;
@@ -92,9 +91,6 @@ class Session {
   // REQUIRES: window_mutex_ held.
   void advance_window(uint64_t now) noexcept;
   void apply(const WindowEvent& event, uint64_t now) noexcept;
-  // A sampled window (sample_steps > 1): pauses or resumes CUPTI at a step mark and writes a
-  // "sample" record. REQUIRES: window_mutex_ held.
-  void sample_window(uint64_t ts) noexcept;
   void flush_all(bool forced_cupti) noexcept;
   // One flusher tick of what follows the close (WindowClosing).
   void close_step(ActivityBackend& backend, uint64_t now) noexcept;
@@ -111,7 +107,6 @@ class Session {
   Window window_;
   WindowClosing closing_;  // the flusher's, after the window closed
   ActivityBackend* backend_ = nullptr;
-  bool recording_ = false;  // CUPTI's kinds are on (the window open, its step sampled)
 
   pid_t parent_pid_ = 0;
   std::atomic<bool> child_pending_{false};  // a fork child whose file is not open yet

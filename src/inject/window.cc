@@ -43,12 +43,6 @@ WindowEvent Window::advance(uint64_t now_ns) {
   return {};
 }
 
-bool Window::records_current_step() const {
-  if (state_ != WindowState::open) return false;
-  const uint64_t every = std::max<uint64_t>(settings_.sample_steps, 1);
-  return (steps_seen_ - open_step_) % every == 0;
-}
-
 WindowEvent Window::close(uint64_t /*now_ns*/, const char* reason) {
   if (state_ != WindowState::open) return {};
   state_ = WindowState::closed;

@@ -18,10 +18,6 @@ struct WindowSettings {
   std::optional<uint64_t> steps = {};
   std::optional<double> skip_s = {};
   std::optional<double> duration_s = {};
-  // Inside the window, CUPTI records one step in `sample_steps` (the first of each group) and
-  // pauses for the others; 1 records every step. Needs step marks: without them every moment of
-  // the window is recorded.
-  uint64_t sample_steps = 1;
 };
 
 enum class WindowState { before, open, closed };
@@ -46,8 +42,6 @@ class Window {
   WindowEvent close(uint64_t now_ns, const char* reason);
 
   WindowState state() const { return state_; }
-  // Whether the step now running inside the open window is one to record (sample_steps).
-  bool records_current_step() const;
   uint64_t steps_seen() const { return steps_seen_; }
 
  private:

@@ -45,32 +45,6 @@ TEST(Window, StepsSkipThenCount) {
   EXPECT_EQ(window.advance(6).kind, WindowEvent::none);  // one window per process
 }
 
-TEST(Window, SampledStepsAreTheFirstOfEachGroupInsideTheWindow) {
-  Window window({.skip_steps = 1, .steps = 7, .sample_steps = 3}, 0);
-  EXPECT_FALSE(window.records_current_step());  // before the window
-  window.count_step();
-  ASSERT_EQ(window.advance(1).kind, WindowEvent::opened);
-  std::string recorded;
-  for (int i = 0; i < 7; ++i) {
-    recorded += window.records_current_step() ? 'R' : '-';
-    window.count_step();
-    window.advance(2);
-  }
-  EXPECT_EQ(recorded, "R--R--R");
-  EXPECT_EQ(window.state(), WindowState::closed);
-  EXPECT_FALSE(window.records_current_step());  // after it
-}
-
-TEST(Window, WithoutSamplingEveryStepOfTheWindowIsRecorded) {
-  Window window({.steps = 4}, 0);
-  ASSERT_EQ(window.advance(0).kind, WindowEvent::opened);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_TRUE(window.records_current_step());
-    window.count_step();
-    window.advance(1);
-  }
-}
-
 TEST(Window, TimeSettingsCountFromTheOrigin) {
   Window window({.skip_s = 2.0, .duration_s = 1.5}, 10 * kSecond);
   EXPECT_EQ(window.advance(11 * kSecond).kind, WindowEvent::none);
