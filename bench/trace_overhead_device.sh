@@ -11,8 +11,9 @@
 # Results: $OUT/trace_overhead.txt (table), $OUT/trace_overhead.jsonl, $OUT/trace_overhead.tar.gz.
 # TRACE_PROGRAMS="launch_loop healthy_train launch_bound" picks the programs (launch_loop: C++,
 # bench/trace_examples/launch_loop.cu, the per-launch cost without Python's noise; default the
-# two Python ones); TRACE_VARIANTS=sample: one step in 2 or 4 recorded (GPUSCOPE_TRACE_SAMPLE_STEPS)
-# against the default and kernels alone. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# two Python ones; TRACE_LOOP_CALLS="0 8": launch_loop's extra CUDA calls per launch, a set of rows
+# each); TRACE_VARIANTS=zeroed: CUPTI zeroing its own buffers against ours, kernels alone, every API
+# call recorded (calls per kernel) and CUPTI left attached after the window. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -25,7 +26,8 @@ export NCCL_NVLS_ENABLE=0
 one() {
   local program="$1" args="$2" skip="$3" steps="$4" variant="$5"
   shift 5
-  local tag="$program-$variant" dir="$out/runs/$program-$variant" sampler=""
+  local name="${label:-$program}"  # label: the row's name where one program runs with other args
+  local tag="$name-$variant" dir="$out/runs/$name-$variant" sampler=""
   # TRACE_THREADS=1: each thread's CPU time and CPU, every 20 ms (where the window's cost goes).
   if [ -n "${TRACE_THREADS:-}" ]; then
     python3 bench/thread_cpu_sampler.py "trace_examples/$program.py" "$out/threads-$tag.jsonl" 20 &
@@ -41,7 +43,7 @@ one() {
   fi
   local rc=$?
   [ -n "$sampler" ] && kill "$sampler"
-  python3 - "$out" "$program" "$variant" "$args" "$skip" "$steps" "$rc" "$dir" "$*" <<'PY'
+  python3 - "$out" "$name" "$variant" "$args" "$skip" "$steps" "$rc" "$dir" "$*" <<'PY'
 import glob, json, statistics, sys
 out, program, variant, args, skip, steps, rc, run_dir, env = sys.argv[1:]
 skip, steps, rc = int(skip), int(steps), int(rc)
@@ -121,18 +123,17 @@ PY
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = sample ]; then  # one step in 2 or 4 recorded, twice
+  if [ "${TRACE_VARIANTS:-kinds}" = zeroed ]; then  # CUPTI zeroing its buffers itself, twice
     local i
     for i in 1 2; do
       one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
-      one "$p" "$args" "$skip" "$steps" "trace-sample2-r$i" GPUSCOPE_TRACE_SAMPLE_STEPS=2
-      one "$p" "$args" "$skip" "$steps" "trace-sample4-r$i" GPUSCOPE_TRACE_SAMPLE_STEPS=4
+      one "$p" "$args" "$skip" "$steps" "trace-cupti-zeroes-r$i" GPUSCOPE_TRACE_CUPTI_ZEROED_BUFFERS=0
       one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
-      one "$p" "$args" "$skip" "$steps" "trace-kernels-clock-r$i" GPUSCOPE_TRACE_KINDS=kernel \
-        GPUSCOPE_TRACE_CUPTI_CLOCK=1
       one "$p" "$args" "$skip" "$steps" "alone-r$i"
     done
-    # Kinds paused after the window but CUPTI attached: what an unrecorded step still pays.
+    # Every API call recorded: how many CUDA calls the program makes per kernel.
+    one "$p" "$args" "$skip" "$steps" trace-api-all GPUSCOPE_TRACE_API=all
+    # Kinds off after the window but CUPTI attached: what an attached CUPTI costs by itself.
     one "$p" "$args" "$skip" "$steps" trace-no-teardown GPUSCOPE_TRACE_TEARDOWN=0
     return
   elif [ "${TRACE_VARIANTS:-kinds}" = repeat ]; then  # how often each pays: interleaved, 3 times
@@ -260,9 +261,13 @@ case "${1:-run}" in
     # TRACE_PROGRAMS: which of launch_loop (C++, per-launch cost), healthy_train, launch_bound
     programs_wanted=" ${TRACE_PROGRAMS:-healthy_train launch_bound} "
     if [[ "$programs_wanted" == *" launch_loop "* ]]; then
-      launch_loop="$out/launch_loop"
+      launch_loop="$root/build/launch_loop"
       nvcc -O2 -std=c++17 -o "$launch_loop" bench/trace_examples/launch_loop.cu || exit 1
-      programs launch_loop "--warmup 50 --steps 250 --kernels 500 --host-us 15" 100 50
+      # TRACE_LOOP_CALLS: the extra CUDA calls per launch, one set of rows each
+      for calls in ${TRACE_LOOP_CALLS:-0}; do
+        label="launch_loop+$calls" programs launch_loop \
+          "--warmup 50 --steps 250 --kernels 500 --host-us 15 --extra-calls $calls" 100 50
+      done
     fi
     [[ "$programs_wanted" == *" healthy_train "* ]] && [ -z "${TRACE_LAUNCH_ONLY:-}" ] &&
       programs healthy_train "--warmup 20 --steps 170 --batch 128" 60 50

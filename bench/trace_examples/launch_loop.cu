@@ -1,8 +1,10 @@
 // A launch-bound loop without Python, to measure what tracing costs per kernel launch on the
 // launching thread: each step launches `--kernels` one-block kernels, each after `--host-us`
 // microseconds of host work (a framework's per-operator overhead; PyTorch eager spends about
-// 15-20 us an operator on the lent hosts), then marks the step with NVTX "gpuscope.step" and
-// waits for the GPU. The step's time is the host's: from the step's start to its last launch.
+// 15-20 us an operator on the lent hosts) and `--extra-calls` cheap CUDA runtime calls (PyTorch
+// and cuBLAS make several per kernel: cudaGetDevice, cudaGetLastError, capture queries), then marks
+// the step with NVTX "gpuscope.step" and waits for the GPU. The step's time is the host's: from the
+// step's start to its last launch.
 //
 //   nvcc -O2 -std=c++17 -o launch_loop bench/trace_examples/launch_loop.cu
 //   ./launch_loop --warmup 50 --steps 250 --kernels 500 --host-us 15
@@ -29,8 +31,7 @@ __global__ void tiny(float* x) {
 }
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 void spin_us(double us) {
@@ -72,8 +73,11 @@ int main(int argc, char** argv) {
   const int steps = option(argc, argv, "--steps", 250);
   const int kernels = option(argc, argv, "--kernels", 500);
   const int host_us = option(argc, argv, "--host-us", 15);
-  if (steps < 2 || kernels < 1 || warmup < 0 || host_us < 0) {
-    std::fprintf(stderr, "launch_loop: --steps >= 2, --kernels >= 1, --warmup, --host-us >= 0\n");
+  const int extra_calls = option(argc, argv, "--extra-calls", 0);
+  if (steps < 2 || kernels < 1 || warmup < 0 || host_us < 0 || extra_calls < 0) {
+    std::fprintf(stderr,
+                 "launch_loop: --steps >= 2, --kernels >= 1, --warmup, --host-us, "
+                 "--extra-calls >= 0\n");
     return 2;
   }
   float* x = nullptr;
@@ -86,6 +90,21 @@ int main(int argc, char** argv) {
     double launching = 0;
     for (int k = 0; k < kernels; ++k) {
       spin_us(host_us);
+      for (int c = 0; c < extra_calls; ++c) {
+        int device = 0;
+        cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+        switch (c % 3) {
+          case 0:
+            cudaGetDevice(&device);
+            break;
+          case 1:
+            cudaStreamIsCapturing(nullptr, &capturing);
+            break;
+          default:
+            (void)cudaGetLastError();
+            break;
+        }
+      }
       const double before = now_s();
       tiny<<<1, 32>>>(x);
       launching += now_s() - before;
@@ -104,6 +123,7 @@ int main(int argc, char** argv) {
   std::sort(launch_us.begin(), launch_us.end());
   std::printf("{\"program\":\"launch_loop\",\"steps\":%d,\"kernels\":%d,\"host_us\":%d,", steps,
               kernels, host_us);
+  std::printf("\"extra_calls\":%d,", extra_calls);
   std::printf("\"step_time_s_median\":%.9f,\"launch_us_median\":%.4f,\"step_times_s\":[",
               sorted[sorted.size() / 2], launch_us[launch_us.size() / 2]);
   for (size_t i = 0; i < step_s.size(); ++i) std::printf("%s%.9f", i ? "," : "", step_s[i]);

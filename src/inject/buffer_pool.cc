@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace gpuscope::inject {
 namespace {
 constexpr size_t kAlign = 8;  // CUPTI's required alignment of activity buffers
-}
+static_assert(alignof(std::max_align_t) % kAlign == 0, "calloc's alignment suits CUPTI");
+}  // namespace
 
 BufferPool::BufferPool(size_t buffer_bytes, size_t max_buffers, size_t kept_free)
     : buffer_bytes_(buffer_bytes), max_buffers_(max_buffers), kept_free_(kept_free) {}
@@ -28,7 +30,8 @@ uint8_t* BufferPool::acquire() {
     ++refused_;
     return nullptr;
   }
-  auto* buffer = static_cast<uint8_t*>(std::aligned_alloc(kAlign, buffer_bytes_));
+  // calloc: zeroed pages from the kernel, touched only as CUPTI writes them.
+  auto* buffer = static_cast<uint8_t*>(std::calloc(1, buffer_bytes_));
   if (buffer == nullptr) {
     ++refused_;
     return nullptr;
@@ -51,13 +54,17 @@ std::vector<BufferPool::Filled> BufferPool::take_filled() {
 
 void BufferPool::release(uint8_t* buffer) {
   if (buffer == nullptr) return;
-  std::lock_guard lock(mutex_);
-  if (free_.size() < kept_free_) {
-    free_.push_back(buffer);
-    return;
+  {
+    std::lock_guard lock(mutex_);
+    if (free_.size() >= kept_free_) {
+      std::free(buffer);
+      if (allocated_ > 0) --allocated_;
+      return;
+    }
   }
-  std::free(buffer);
-  if (allocated_ > 0) --allocated_;
+  std::memset(buffer, 0, buffer_bytes_);  // here, off the lock and off CUPTI's critical path
+  std::lock_guard lock(mutex_);
+  free_.push_back(buffer);
 }
 
 bool BufferPool::wants_draining() const {

@@ -4,6 +4,9 @@
 // session formats them (after the recording window, or sooner when half the pool is waiting),
 // as kineto does: the window pays only for CUPTI's own record keeping.
 //
+// Every buffer handed out is zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER: otherwise
+// CUPTI zeroes it itself, on the program's thread): new ones by calloc, reused ones in release().
+//
 // Thread-safe: CUPTI asks for and hands back buffers on its own threads and the program's.
 #pragma once
 
@@ -35,7 +38,7 @@ class BufferPool {
   void fill(uint8_t* buffer, size_t valid_bytes);
   // The filled buffers, oldest first; each goes back through release() once read.
   std::vector<Filled> take_filled();
-  // A buffer read (or never filled) returns to the pool.
+  // A buffer read (or never filled) returns to the pool, zeroed if kept.
   void release(uint8_t* buffer);
 
   // Half the pool or more is filled and waiting: format now, or CUPTI soon runs dry.

@@ -90,6 +90,7 @@ Config read_config(const char* (*getenv_fn)(const char*)) {
   flag("GPUSCOPE_TRACE_DEFER", config.defer);
   flag("GPUSCOPE_TRACE_TEARDOWN", config.teardown);
   flag("GPUSCOPE_TRACE_CUPTI_CLOCK", config.cupti_clock);
+  flag("GPUSCOPE_TRACE_CUPTI_ZEROED_BUFFERS", config.zeroed_buffers);
   if (const auto wait = seconds("GPUSCOPE_TRACE_GPU_WAIT_S")) config.gpu_wait_s = *wait;
   if (const auto period = count("GPUSCOPE_TRACE_CUPTI_FLUSH_MS")) {
     config.cupti_flush_period_ms = static_cast<uint32_t>(std::min<uint64_t>(*period, 60'000));

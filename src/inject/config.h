@@ -22,6 +22,9 @@
 //   GPUSCOPE_TRACE_CUPTI_CLOCK  1: CUPTI keeps its own clock and records are moved onto the file's
 //                               clock by the offset read when CUPTI starts; 0: CUPTI is handed
 //                               the file's clock (cuptiActivityRegisterTimestampCallback) (0)
+//   GPUSCOPE_TRACE_CUPTI_ZEROED_BUFFERS  1: the activity buffers are zeroed by the library off the
+//                               program's threads and CUPTI is told so; 0: CUPTI zeroes each
+//                               one itself, on whichever thread asked for it (1)
 // docs/trace-records.md describes how the window settings combine.
 #pragma once
 
@@ -58,6 +61,7 @@ struct Config {
   bool teardown = true;
   double gpu_wait_s = 30;
   bool cupti_clock = false;
+  bool zeroed_buffers = true;  // CUPTI told our activity buffers come zeroed
   // CUPTI's own settings, for measuring what tracing costs: its worker thread's flush period
   // (0: CUPTI's heuristics) and the device buffer for kernel/copy/memset timestamps, per buffer
   // (0: CUPTI's default, 3.2 MB, about 100,000 records).

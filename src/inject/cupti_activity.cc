@@ -480,6 +480,14 @@ void start_cupti(Session& session) noexcept {
           "cuptiActivitySetAttribute", "device_buffer_size",
           cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes));
     }
+    // Our buffers come zeroed (BufferPool): else CUPTI zeroes each on the program's thread.
+    if (session.config().zeroed_buffers) {
+      uint8_t zeroed = 1;
+      size_t size = sizeof zeroed;
+      backend->report_error("cuptiActivitySetAttribute", "zeroed_out_activity_buffer",
+                            cuptiActivitySetAttribute(
+                                CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed));
+    }
     if (const CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
         r != CUPTI_SUCCESS) {
       write_status(session, "unavailable",

@@ -45,6 +45,28 @@ TEST(BufferPool, AFloodOfRecordsNeverHoldsMoreThanTheBound) {
   pool.release(again);  // a lent buffer is CUPTI's: the pool frees only what it holds
 }
 
+TEST(BufferPool, EveryBufferHandedOutIsZeroedNewOrReused) {
+  // CUPTI is told the buffers come zeroed (so it does not zero them on the program's thread).
+  constexpr size_t kBytes = 4096;
+  BufferPool pool(kBytes, 2, /*kept_free=*/1);
+  const auto all_zero = [&](const uint8_t* buffer) {
+    for (size_t i = 0; i < kBytes; ++i) {
+      if (buffer[i] != 0) return false;
+    }
+    return true;
+  };
+  uint8_t* first = pool.acquire();
+  ASSERT_NE(first, nullptr);
+  EXPECT_TRUE(all_zero(first));
+  std::memset(first, 0xab, kBytes);
+  pool.fill(first, kBytes);
+  for (const auto& f : pool.take_filled()) pool.release(f.buffer);
+  uint8_t* reused = pool.acquire();
+  ASSERT_EQ(reused, first);  // the kept one comes back
+  EXPECT_TRUE(all_zero(reused));
+  pool.release(reused);
+}
+
 TEST(BufferPool, FilledBuffersWaitUntilHalfThePoolIsTaken) {
   BufferPool pool(1024, 8, 2);
   for (int i = 0; i < 3; ++i) pool.fill(pool.acquire(), 100);
@@ -113,6 +135,11 @@ TEST(InjectConfig, WindowRecordingDefaultsToSelectedCallsDeferredAndTornDown) {
 TEST(InjectConfig, CuptiMayKeepItsOwnClock) {
   EXPECT_TRUE(config_of({{"GPUSCOPE_TRACE_CUPTI_CLOCK", "1"}}).cupti_clock);
   EXPECT_FALSE(config_of({{"GPUSCOPE_TRACE_CUPTI_CLOCK", "0"}}).cupti_clock);
+}
+
+TEST(InjectConfig, ActivityBuffersComeZeroedUnlessCuptiIsToZeroThem) {
+  EXPECT_TRUE(config_of({}).zeroed_buffers);
+  EXPECT_FALSE(config_of({{"GPUSCOPE_TRACE_CUPTI_ZEROED_BUFFERS", "0"}}).zeroed_buffers);
 }
 
 TEST(InjectConfig, CuptisFlushPeriodAndDeviceBufferAreItsOwnUnlessSet) {
