@@ -22,13 +22,20 @@
 #       # one in BIN_TGZ): per model 1 GPU eager and with graphs, then N GPUs with the averages copied back (--bucket-views off, the
 #       # step before), with gradients as bucket views (the default) and with those plus CUDA
 #       # graphs (--graphs on) -> multi_ab_*.jsonl, multi_ab.out (the table)
+#   bash bench/multi_device.sh comm [BIN_TGZ] # there, no carry: gradient all-reduces in fp32
+#       # and in bf16, like for like (gpuscope-torch built as for ab, or from BIN_TGZ): per model
+#       # ours on 1 GPU, on N GPUs with --grad-comm fp32 and bf16; torchrun + DDP on 1 GPU, on N
+#       # with its default all-reduce and with bf16_compress_hook (--comm-hook bf16); CUDA graphs
+#       # as by default -> multi_comm_*.jsonl, multi_comm.out (multi_table.py, a row per dtype)
 #
 # MULTI_MODELS="vit_b16:160 gpt2:16" picks the scaling table's models and per-GPU batches (ab:
 # default "vit_b16:160 gpt2:16"). MULTI_AB_CTAS="N M" adds to ab a default N-GPU run per value
 # with NCCL_MAX_CTAS set to it (NCCL's kernels on at most N SMs, leaving the rest to the
 # backward); MULTI_AB_EXTRA="ARGS;ARGS" one run per ;-separated list of gpuscope-torch arguments
 # (e.g. "--bucket-cap-mb 50;--bucket-cap-mb 100"); MULTI_AB_GRAPHS_ONLY=1 leaves out the eager
-# N-GPU rows. The table labels each such row.
+# N-GPU rows. The table labels each such row. comm: MULTI_MODELS (default "vit_b16:160");
+# MULTI_COMM_EAGER=1 adds ours eager (--graphs off) on 1 GPU and on N in both dtypes: the
+# all-reduces' device time and exposed part, which a captured step does not measure.
 #
 # Every process runs with
 # NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on the lent machines). MULTI_GPUS (default: all
@@ -265,6 +272,29 @@ PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
 }
 
+# comm: issue 18's bf16 gradient communication against DDP's bf16_compress_hook, like for like.
+comm() {
+  local model batch extra dp
+  for spec in ${MULTI_MODELS:-vit_b16:160}; do
+    IFS=: read -r model batch <<<"$spec"
+    extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
+    dp=(--world-size "$gpus" --dist-timeout 120)
+    ours "comm_$model" "${extra[@]}"
+    ours "comm_$model" "${extra[@]}" "${dp[@]}" --grad-comm fp32
+    ours "comm_$model" "${extra[@]}" "${dp[@]}" --grad-comm bf16
+    if [ -n "${MULTI_COMM_EAGER:-}" ]; then
+      ours "comm_$model" "${extra[@]}" --graphs off
+      ours "comm_$model" "${extra[@]}" "${dp[@]}" --grad-comm fp32 --graphs off
+      ours "comm_$model" "${extra[@]}" "${dp[@]}" --grad-comm bf16 --graphs off
+    fi
+    reference "comm_$model" 1 train --model "$model" --batch "$batch"
+    reference "comm_$model" "$gpus" train --model "$model" --batch "$batch"
+    reference "comm_$model" "$gpus" train --model "$model" --batch "$batch" --comm-hook bf16
+  done
+  python3 bench/multi_table.py "$out"/multi_comm_*.jsonl | tee "$out/multi_comm.out"
+  grep -h '"type":"error"' "$out"/multi_comm_*.jsonl | cut -c1-400 | head -10
+}
+
 # pair: what running both GPUs at once costs without any communication: per model, one GPU
 # alone, then one process per GPU at the same time (each its own CUDA_VISIBLE_DEVICES), then the
 # N-GPU data-parallel run, twice -> multi_pair_*.jsonl, multi_pair.out
@@ -367,6 +397,11 @@ case "${1:-}" in
     if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
     ab
     ;;
+  comm)
+    facts
+    if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
+    comm
+    ;;
   all)
     facts
     do_build || exit 1
@@ -377,7 +412,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,8 @@
       (each rank its own), timed as gpuscope-torch times: warm-up steps, then windows of steps
       between CUDA events, samples/s the median over windows. Rank 0 prints one JSON line:
       samples/s of the job (sum over ranks), per rank, peak memory per rank.
+      --comm-hook bf16: DDP's bf16_compress_hook registered (gradients cast to bf16, divided by
+      the world size, all-reduced in bf16, cast back), as gpuscope-torch --grad-comm bf16.
   torchrun --nproc-per-node N bench/multi_reference.py allreduce
       torch.distributed.all_reduce (NCCL, sum, float32) over sizes 1 MiB .. 1 GiB: algbw =
       bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests' definition). One JSON line per size.
@@ -22,6 +24,7 @@ import time
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_vs_timm import loss_of, python_batch, python_model  # noqa: E402
@@ -36,6 +39,8 @@ def train(args, rank, world, local_rank):
         model = model.to(memory_format=torch.channels_last)
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank],
                                                     bucket_cap_mb=25)
+    if args.comm_hook == "bf16":
+        ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)
     torch.manual_seed(1000003 * rank)
     inputs = [python_batch(args.model, args.batch, torch.float32, args.seq_len, channels_last)
               for _ in range(2)]
@@ -72,7 +77,7 @@ def train(args, rank, world, local_rank):
                   "peak_allocated_bytes": int(t[1]), "peak_reserved_bytes": int(t[2])}
                  for r, t in enumerate(every)]
         print(json.dumps({"type": "reference", "model": args.model, "batch": args.batch,
-                          "world_size": world,
+                          "world_size": world, "comm_hook": args.comm_hook,
                           "samples_per_second": sum(r["samples_per_second"] for r in ranks),
                           "ranks": ranks}), flush=True)
 
@@ -112,6 +117,8 @@ def main():
     parser.add_argument("--windows", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--size-step", type=int, default=1, help="powers of two between sizes")
+    parser.add_argument("--comm-hook", choices=["none", "bf16"], default="none",
+                        help="train: DDP's default all-reduce, or its bf16_compress_hook")
     args = parser.parse_args()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", rank))

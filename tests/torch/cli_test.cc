@@ -55,7 +55,7 @@ TEST(TorchCli, HelpListsModelsModesAndSwitches) {
         "amp_fp16", "amp_bf16",       "fp16",    "bf16",          "fp8",
         "--graphs", "--fused-adamw",  "--batch", "--input",       "--loader-workers",
         "--pinned", "--non-blocking", "--data",  "--guard-steps", "--make-images",
-        "guard"}) {
+        "guard",    "--grad-comm"}) {
     EXPECT_NE(ran.out.find(word), std::string::npos) << word;
   }
 }
@@ -96,6 +96,14 @@ TEST(TorchCli, BadArgumentsExitTwoWithAnErrorLine) {
   EXPECT_EQ(lines[0]["type"], "error");
   EXPECT_EQ(lines[0]["code"], "invalid_argument");
   EXPECT_EQ(lines[1]["type"], "done");
+}
+
+TEST(TorchCli, ABadGradCommIsAUsageErrorWordForWord) {
+  const Ran ran = run("--grad-comm fp16");
+  EXPECT_EQ(ran.exit_code, 2);
+  const auto lines = ran.lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["message"], "--grad-comm expects fp32 or bf16, got 'fp16'");
 }
 
 TEST(TorchCli, JpegInputOnGeneratedImagesSkipsACorruptFile) {

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,10 +25,11 @@ struct Ran {
   double seconds = 0;
 };
 
-// Starts `env_prefix gpuscope-torch args` through the shell.
-FILE* start(const std::string& env_prefix, const std::string& args) {
+// Starts `env_prefix gpuscope-torch args` through the shell, stderr into `stderr_path`.
+FILE* start(const std::string& env_prefix, const std::string& args,
+            const std::string& stderr_path = "/dev/null") {
   const std::string command =
-      env_prefix + " " + std::string(GPUSCOPE_TORCH_BIN) + " " + args + " 2>/dev/null";
+      env_prefix + " " + std::string(GPUSCOPE_TORCH_BIN) + " " + args + " 2>" + stderr_path;
   return popen(command.c_str(), "r");
 }
 
@@ -44,9 +47,15 @@ Ran finish(FILE* pipe, std::chrono::steady_clock::time_point started) {
   return ran;
 }
 
-Ran run(const std::string& env_prefix, const std::string& args) {
+Ran run(const std::string& env_prefix, const std::string& args,
+        const std::string& stderr_path = "/dev/null") {
   const auto started = std::chrono::steady_clock::now();
-  return finish(start(env_prefix, args), started);
+  return finish(start(env_prefix, args, stderr_path), started);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::vector<json> of_type(const Ran& ran, const std::string& type) {
@@ -94,6 +103,7 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   ASSERT_NO_FATAL_FAILURE(expect_losses_near(got, expected, 1e-4));
   EXPECT_NE(got[2].get<double>(), got[0].get<double>());
   EXPECT_EQ(result["data_parallel"]["bucket_views"], true);
+  EXPECT_EQ(result["data_parallel"]["grad_comm"], "fp32");
 
   // The averages copied back instead (the step before gradients became bucket views): the same
   // losses.
@@ -104,6 +114,43 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   EXPECT_EQ(copied_result["data_parallel"]["bucket_views"], false);
   const json& copied_losses = copied_result["loss"]["values"];
   expect_losses_near(copied_losses, got, 1e-6);
+}
+
+TEST(TorchDataParallel, Bf16GradientCommunicationIsReportedAndFollowsTheLossCurve) {
+  const std::filesystem::path err =
+      std::filesystem::temp_directory_path() /
+      ("gpuscope-torch-grad-comm-" + std::to_string(getpid()) + ".err");
+  const Ran fp32 = run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60");
+  const Ran bf16 =
+      run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --grad-comm bf16", err);
+  const std::string summary = read_file(err);
+  std::filesystem::remove(err);
+  ASSERT_EQ(fp32.exit_code, 0);
+  ASSERT_EQ(bf16.exit_code, 0);
+  const json result = of_type(bf16, "result").front();
+  EXPECT_EQ(result["data_parallel"]["grad_comm"], "bf16");
+  EXPECT_NE(summary.find("data parallel x2 (gloo), gradients all-reduced in bf16"),
+            std::string::npos)
+      << summary;
+  // bf16 rounding of the averaged gradients (one part in 2^8 at most) moves AdamW's parameters
+  // by a small fraction of its step: the losses stay within 1e-3 of the fp32 run's.
+  const json fp32_losses = of_type(fp32, "result").front()["loss"]["values"];
+  expect_losses_near(result["loss"]["values"], fp32_losses, 1e-3);
+  // But not the fp32 run's: the first update already used bf16-rounded averages.
+  EXPECT_NE(result["loss"]["values"][1], fp32_losses[1]);
+}
+
+TEST(TorchDataParallel, Bf16GradientCommunicationAtOneRankIsANote) {
+  // Accepted (the same arguments serve a sweep's 1-GPU baseline), and said: nothing to reduce.
+  const Ran ran = run("",
+                      "--device cpu --model gpt2 --seq-len 8 --batch 1 --warmup 0 --windows 1 "
+                      "--steps 1 --mode fp32 --grad-comm bf16");
+  ASSERT_EQ(ran.exit_code, 0);
+  const json start = of_type(ran, "start").front();
+  EXPECT_EQ(start["notes"],
+            json::array({"--grad-comm bf16 has no effect at world size 1: no gradients are "
+                         "all-reduced"}));
+  EXPECT_FALSE(of_type(ran, "result").front().contains("data_parallel"));
 }
 
 TEST(TorchDataParallel, LaunchVariablesAsTorchrunSetsThem) {

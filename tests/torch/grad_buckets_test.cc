@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 #include <thread>
 
@@ -54,12 +55,65 @@ AdamWOptions adamw() {
   return o;
 }
 
-TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
-  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
-  const auto init = initial_parameters();
-  const auto batches = global_batches();
+// Two ranks (threads of this process), each training a copy of `init` on its half of every
+// batch with its gradients averaged through GradientBuckets (2 buckets of ~100 bytes). Returns
+// each rank's parameters at the end, and its gradients after the first step in `first_grads`.
+struct TwoRanks {
+  std::vector<std::vector<at::Tensor>> params{2};
+  std::vector<std::vector<at::Tensor>> first_grads{2};
+  std::vector<std::string> failures{2};
+  std::vector<size_t> bucket_counts{2};
+  std::vector<std::vector<at::ScalarType>> communicated{2};  // each bucket's all-reduce dtype
+};
 
-  // One process, the whole batch.
+TwoRanks train_two_ranks(const std::vector<at::Tensor>& init,
+                         const std::vector<std::pair<at::Tensor, at::Tensor>>& batches, bool views,
+                         std::optional<at::ScalarType> communication_dtype = std::nullopt) {
+  TwoRanks out;
+  const int port = free_port();
+  const auto rank_main = [&](int rank) {
+    try {
+      LaunchEnv env;
+      env.rank = rank;
+      env.world_size = 2;
+      env.local_rank = rank;
+      env.master_port = port;
+      env.launcher = "env";
+      ProcessGroup group(env, at::Device(at::kCPU), std::chrono::seconds(30));
+      auto params = trainable_copy(init);
+      GradientBuckets buckets(params, group, 100, views, communication_dtype);
+      out.bucket_counts[rank] = buckets.bucket_count();
+      for (size_t b = 0; b < buckets.bucket_count(); ++b) {
+        out.communicated[rank].push_back(buckets.communication_buffer(b).scalar_type());
+      }
+      FusedAdamW opt(params, adamw());
+      for (const auto& [x, y] : batches) {
+        opt.zero_grad();
+        buckets.begin_backward();
+        loss_of(params, x.narrow(0, rank * kRankBatch, kRankBatch),
+                y.narrow(0, rank * kRankBatch, kRankBatch))
+            .backward();
+        buckets.end_backward();
+        if (out.first_grads[rank].empty()) {
+          for (const auto& p : params) out.first_grads[rank].push_back(p.grad().clone());
+        }
+        opt.step();
+      }
+      out.params[rank] = params;
+    } catch (const std::exception& e) {
+      out.failures[rank] = e.what();
+    }
+  };
+  std::thread r1(rank_main, 1);
+  rank_main(0);
+  r1.join();
+  return out;
+}
+
+// The whole batch in one process: the parameters at the end.
+std::vector<at::Tensor> train_one_process(
+    const std::vector<at::Tensor>& init,
+    const std::vector<std::pair<at::Tensor, at::Tensor>>& batches) {
   const auto single = trainable_copy(init);
   FusedAdamW single_adamw(single, adamw());
   for (const auto& [x, y] : batches) {
@@ -67,55 +121,85 @@ TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
     loss_of(single, x, y).backward();
     single_adamw.step();
   }
+  return single;
+}
+
+double max_difference(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  const auto init = initial_parameters();
+  const auto batches = global_batches();
+  const auto single = train_one_process(init, batches);
 
   // Two ranks, half each, gradients averaged in two buckets: as views of the buckets (the
   // default) and copied back.
   for (const bool views : {true, false}) {
     SCOPED_TRACE(views ? "gradients as bucket views" : "copied back");
-    const int port = free_port();
-    std::vector<std::vector<at::Tensor>> ranks(2);
-    std::vector<std::string> failures(2);
-    std::vector<size_t> bucket_counts(2);
-    const auto rank_main = [&](int rank) {
-      try {
-        LaunchEnv env;
-        env.rank = rank;
-        env.world_size = 2;
-        env.local_rank = rank;
-        env.master_port = port;
-        env.launcher = "env";
-        ProcessGroup group(env, at::Device(at::kCPU), std::chrono::seconds(30));
-        auto params = trainable_copy(init);
-        GradientBuckets buckets(params, group, 100, views);
-        bucket_counts[rank] = buckets.bucket_count();
-        FusedAdamW opt(params, adamw());
-        for (const auto& [x, y] : batches) {
-          opt.zero_grad();
-          buckets.begin_backward();
-          loss_of(params, x.narrow(0, rank * kRankBatch, kRankBatch),
-                  y.narrow(0, rank * kRankBatch, kRankBatch))
-              .backward();
-          buckets.end_backward();
-          opt.step();
-        }
-        ranks[rank] = params;
-      } catch (const std::exception& e) {
-        failures[rank] = e.what();
-      }
-    };
-    std::thread r1(rank_main, 1);
-    rank_main(0);
-    r1.join();
-    ASSERT_EQ(failures[0], "");
-    ASSERT_EQ(failures[1], "");
-    EXPECT_EQ(bucket_counts[0], 2u);
+    const TwoRanks two = train_two_ranks(init, batches, views);
+    ASSERT_EQ(two.failures[0], "");
+    ASSERT_EQ(two.failures[1], "");
+    EXPECT_EQ(two.bucket_counts[0], 2u);
+    EXPECT_EQ(two.communicated[0], (std::vector<at::ScalarType>{at::kDouble, at::kDouble}));
     for (size_t i = 0; i < init.size(); ++i) {
       // The parameters moved, and both ranks hold the single process's values.
-      EXPECT_GT((single[i] - init[i]).abs().max().item<double>(), 1e-3) << i;
+      EXPECT_GT(max_difference(single[i], init[i]), 1e-3) << i;
       for (int r = 0; r < 2; ++r) {
-        EXPECT_LT((ranks[r][i] - single[i]).abs().max().item<double>(), 1e-12)
+        EXPECT_LT(max_difference(two.params[r][i], single[i]), 1e-12)
             << "rank " << r << " parameter " << i;
       }
+    }
+  }
+}
+
+// The one-step gradients of rank `rank`'s half of the first batch, from `init`, in float64.
+std::vector<at::Tensor> half_batch_gradients(const std::vector<at::Tensor>& init, int rank) {
+  const auto params = trainable_copy(init);
+  const auto [x, y] = global_batches().front();
+  loss_of(params, x.narrow(0, rank * kRankBatch, kRankBatch),
+          y.narrow(0, rank * kRankBatch, kRankBatch))
+      .backward();
+  std::vector<at::Tensor> grads;
+  for (const auto& p : params) grads.push_back(p.grad().clone());
+  return grads;
+}
+
+TEST(GradientBuckets, Bf16CommunicationIsDdpsBf16CompressHook) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  const auto init = initial_parameters();
+  const auto batches = global_batches();
+  const auto single = train_one_process(init, batches);
+  const auto g0 = half_batch_gradients(init, 0);
+  const auto g1 = half_batch_gradients(init, 1);
+  for (const bool views : {true, false}) {
+    SCOPED_TRACE(views ? "gradients as bucket views" : "copied back");
+    const TwoRanks two = train_two_ranks(init, batches, views, at::kBFloat16);
+    ASSERT_EQ(two.failures[0], "");
+    ASSERT_EQ(two.failures[1], "");
+    EXPECT_EQ(two.communicated[0], (std::vector<at::ScalarType>{at::kBFloat16, at::kBFloat16}));
+    for (size_t i = 0; i < init.size(); ++i) {
+      // The first step's average is the hook's arithmetic done here on the CPU: each rank's
+      // gradient cast to bf16 and halved, the two summed in bf16, cast back; not the exact mean.
+      const at::Tensor hook =
+          (g0[i].to(at::kBFloat16).div(2) + g1[i].to(at::kBFloat16).div(2)).to(at::kDouble);
+      for (int r = 0; r < 2; ++r) {
+        EXPECT_TRUE(two.first_grads[r][i].equal(hook)) << "rank " << r << " parameter " << i;
+      }
+      EXPECT_GT(max_difference(hook, (g0[i] + g1[i]) / 2), 0.0) << i;
+      // The ranks apply the same averages: the same parameters, bit for bit.
+      EXPECT_TRUE(two.params[0][i].equal(two.params[1][i])) << i;
+      // Near the exact training but not on it. Each averaged gradient element is off by at most
+      // ~2^-8 relative (two bf16 roundings of 2^-9: the cast and the sum); AdamW's step
+      // lr * m/(sqrt(v) + eps), |m/sqrt(v)| <= 1 here, moves by about twice that relative (m
+      // linear in the gradients, sqrt(v) half), so after kSteps steps a parameter is within
+      // kSteps * lr * 2^-7 of the exact run; 2^-6 leaves a factor 2. The parameters moved over
+      // 1e-3 (the test above), 7x this bound.
+      const double tolerance = kSteps * adamw().lr * std::ldexp(1.0, -6);
+      const double off = max_difference(two.params[0][i], single[i]);
+      EXPECT_GT(off, 1e-12) << i;
+      EXPECT_LT(off, tolerance) << i;
     }
   }
 }
@@ -245,6 +329,46 @@ TEST_F(OneRankBuckets, AParameterWithoutAGradientGetsItsBucketView) {
   ASSERT_TRUE(params.back().grad().defined());
   EXPECT_TRUE(in_some_bucket(buckets, params.back().grad()));
   EXPECT_EQ(params.back().grad().abs().sum().item<double>(), 0.0);
+}
+
+TEST_F(OneRankBuckets, Bf16CommunicationRoundsEveryGradientToBf16) {
+  // One rank: the average is the gradient itself, but through bf16 (cast, divided by 1, summed,
+  // cast back), step after step.
+  GradientBuckets buckets(params, *group, 100, /*gradients_as_views=*/true, at::kBFloat16);
+  ASSERT_EQ(buckets.bucket_count(), 2u);
+  for (size_t b = 0; b < buckets.bucket_count(); ++b) {
+    EXPECT_EQ(buckets.bucket_buffer(b).scalar_type(), at::kDouble);
+    EXPECT_EQ(buckets.communication_buffer(b).scalar_type(), at::kBFloat16);
+    EXPECT_EQ(buckets.communication_buffer(b).numel(), buckets.bucket_buffer(b).numel());
+  }
+  FusedAdamW opt(params, adamw());
+  for (int step = 0; step < 2; ++step) {
+    opt.zero_grad();
+    backward_through(buckets, params);
+    EXPECT_EQ(buckets.last_copied_back(), 0u);
+    for (size_t i = 0; i < params.size(); ++i) {
+      EXPECT_TRUE(in_some_bucket(buckets, params[i].grad())) << "step " << step << " param " << i;
+      if (step == 0) {
+        const at::Tensor rounded = expected[i].to(at::kBFloat16).to(at::kDouble);
+        EXPECT_TRUE(params[i].grad().equal(rounded)) << i;
+        EXPECT_FALSE(params[i].grad().equal(expected[i])) << i;
+      }
+    }
+    opt.step();
+  }
+}
+
+TEST_F(OneRankBuckets, ABucketAlreadyInTheCommunicationDtypeIsReducedInPlace) {
+  std::vector<at::Tensor> bf16;
+  for (const auto& p : init) bf16.push_back(p.to(at::kBFloat16).requires_grad_(true));
+  GradientBuckets buckets(bf16, *group, 100, true, at::kBFloat16);
+  GradientBuckets fp64(params, *group, 100);
+  // Without a communication dtype, and with the bf16 one for bf16 gradients: no second buffer.
+  for (const GradientBuckets* in_place : {&buckets, &fp64}) {
+    for (size_t b = 0; b < in_place->bucket_count(); ++b) {
+      EXPECT_TRUE(in_place->communication_buffer(b).is_same(in_place->bucket_buffer(b))) << b;
+    }
+  }
 }
 
 TEST(GradientBuckets, RanksWithoutAveragingWouldDiffer) {

@@ -26,17 +26,19 @@ TEST(Options, Defaults) {
   EXPECT_TRUE(c.cudnn_benchmark);
   EXPECT_EQ(c.cuda_graphs, Toggle::automatic);
   EXPECT_TRUE(c.bucket_views);
+  EXPECT_EQ(c.grad_comm, GradComm::fp32);
 }
 
 TEST(Options, DataParallel) {
   const auto parsed = parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
-                             "--dist-timeout", "30"});
+                             "--dist-timeout", "30", "--grad-comm", "bf16"});
   ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
   const RunConfig& c = std::get<CommandLine>(parsed).config;
   EXPECT_EQ(c.world_size, 2);
   EXPECT_EQ(c.bucket_cap_mb, 10);
   EXPECT_FALSE(c.bucket_views);
   EXPECT_EQ(c.dist_timeout_s, 30);
+  EXPECT_EQ(c.grad_comm, GradComm::bf16);
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--bucket-views", "maybe"})));
 }
 
@@ -196,6 +198,11 @@ TEST(Options, EnumNamesParseBack) {
                               SdpaBackend::math, SdpaBackend::cudnn}) {
     EXPECT_EQ(parse_sdpa_backend(sdpa_backend_name(b)), b) << sdpa_backend_name(b);
   }
+  for (const GradComm g : {GradComm::fp32, GradComm::bf16}) {
+    EXPECT_EQ(parse_grad_comm(grad_comm_name(g)), g) << grad_comm_name(g);
+  }
+  EXPECT_EQ(grad_comm_name(GradComm::bf16), "bf16");
+  EXPECT_FALSE(parse_grad_comm("fp16").has_value());
   EXPECT_FALSE(parse_task("").has_value());
   EXPECT_FALSE(parse_toggle("yes").has_value());
 }
@@ -230,6 +237,8 @@ TEST(Options, UsageErrors) {
       {{"--growth-interval", "0"}, "--growth-interval expects a positive integer, got '0'"},
       {{"--seed", "-1"}, "--seed expects a non-negative integer, got '-1'"},
       {{"--world-size", "0"}, "--world-size expects 1..1024, got '0'"},
+      {{"--grad-comm", "fp16"}, "--grad-comm expects fp32 or bf16, got 'fp16'"},
+      {{"--grad-comm"}, "--grad-comm needs a value (fp32|bf16)"},
       {{"--steps"}, "--steps needs a value (N)"},
       {{"--frobnicate"}, "unknown option '--frobnicate' (see --help)"},
   };
@@ -250,7 +259,7 @@ TEST(Options, HelpListsModelsModesAndSwitches) {
                              "--gelu-epilogue",   "--warmup",        "--windows",
                              "--steps",           "--input",         "--loader-workers",
                              "--pinned",          "--non-blocking",  "--data",
-                             "--guard-steps",     "--make-images"}) {
+                             "--guard-steps",     "--make-images",   "--grad-comm"}) {
     EXPECT_NE(help.find(option), std::string::npos) << option;
   }
 }

@@ -247,6 +247,11 @@ const std::vector<OptionSpec>& option_table() {
        "data parallel: gradients live in their buckets, all-reduced in place (on, default; DDP's "
        "gradient_as_bucket_view) or get the averages copied back (off)",
        boolean(at(&RunConfig::bucket_views))},
+      {"--grad-comm", "fp32|bf16",
+       "data parallel: the dtype gradients are all-reduced in: their own (fp32, default), or bf16 "
+       "as DDP's bf16_compress_hook (cast, divided by the world size, summed, cast back; half "
+       "the bytes, bf16 rounding)",
+       parsed(at(&RunConfig::grad_comm), parse_grad_comm, "expects fp32 or bf16, got")},
       {"--quiet", "", "no summary line on stderr", nullptr},
       {"--describe", "", "print models, modes and switches as one JSON line and exit", nullptr},
       {"--help", "", "print this help and exit", nullptr},

@@ -34,6 +34,11 @@ constexpr EnumNames<SdpaBackend, 5> kSdpaNames = {{
     {SdpaBackend::cudnn, "cudnn"},
 }};
 
+constexpr EnumNames<GradComm, 2> kGradCommNames = {{
+    {GradComm::fp32, "fp32"},
+    {GradComm::bf16, "bf16"},
+}};
+
 bool decide(Toggle toggle, bool automatic) {
   return toggle == Toggle::automatic ? automatic : toggle == Toggle::on;
 }
@@ -70,6 +75,14 @@ std::string_view sdpa_backend_name(SdpaBackend backend) {
 
 std::optional<SdpaBackend> parse_sdpa_backend(std::string_view name) {
   return value_named(kSdpaNames, name);
+}
+
+std::string_view grad_comm_name(GradComm comm) {
+  return name_of(kGradCommNames, comm);
+}
+
+std::optional<GradComm> parse_grad_comm(std::string_view name) {
+  return value_named(kGradCommNames, name);
 }
 
 ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {

@@ -65,6 +65,12 @@ enum class SdpaBackend { automatic, flash, efficient, math, cudnn };
 std::string_view sdpa_backend_name(SdpaBackend backend);
 std::optional<SdpaBackend> parse_sdpa_backend(std::string_view name);
 
+// The dtype data parallel all-reduces gradients in: their own (fp32), or bf16 as DDP's
+// bf16_compress_hook does (grad_buckets.h).
+enum class GradComm { fp32, bf16 };
+std::string_view grad_comm_name(GradComm comm);
+std::optional<GradComm> parse_grad_comm(std::string_view name);
+
 struct RunConfig {
   ModelKind model = ModelKind::vit_b16;
   Task task = Task::train;
@@ -112,6 +118,7 @@ struct RunConfig {
   // Gradients are views of their buckets (DDP's gradient_as_bucket_view); off: the averages are
   // copied back into gradients of their own after the all-reduces.
   bool bucket_views = true;
+  GradComm grad_comm = GradComm::fp32;  // no effect at world size 1 (nothing to all-reduce)
 };
 
 // The switches as they apply to a run on a given device (automatic ones decided).

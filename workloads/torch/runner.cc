@@ -297,6 +297,10 @@ int Run::execute() {
         "CUDA graphs in a data-parallel run: the gradient all-reduces are captured with the "
         "step; the communication figures are not measured (--graphs off measures them)");
   }
+  if (!distributed && config_.grad_comm != GradComm::fp32) {
+    notes.push_back("--grad-comm " + std::string(grad_comm_name(config_.grad_comm)) +
+                    " has no effect at world size 1: no gradients are all-reduced");
+  }
 
   StartRecord start;
   start.config = &config_;
@@ -571,6 +575,14 @@ std::string Run::history_after_failure() noexcept {
   }
 }
 
+// The summary's data-parallel part: ranks, backend, the all-reduces' dtype.
+void print_data_parallel_summary(const RunResult& r) {
+  if (!r.data_parallel) return;
+  std::fprintf(stderr, "; data parallel x%d (%s), gradients all-reduced in %s",
+               r.data_parallel->world_size, r.data_parallel->backend.c_str(),
+               r.data_parallel->grad_comm.c_str());
+}
+
 void Run::print_summary(const RunResult& r) const {
   if (r.task == Task::guard) {
     std::fprintf(stderr, "gpuscope-torch: guard %s %s batch %lld: %zu steps in %.1f s",
@@ -580,6 +592,7 @@ void Run::print_summary(const RunResult& r) const {
     if (!r.losses.empty()) {
       std::fprintf(stderr, ", loss %.4f -> %.4f", r.losses.front(), r.losses.back());
     }
+    print_data_parallel_summary(r);
     std::fprintf(stderr, "\n");
     return;
   }
@@ -597,6 +610,7 @@ void Run::print_summary(const RunResult& r) const {
   }
   if (!r.losses.empty())
     std::fprintf(stderr, ", loss %.4f -> %.4f", r.losses.front(), r.losses.back());
+  print_data_parallel_summary(r);
   std::fprintf(stderr, "\n");
 }
 

@@ -24,8 +24,11 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
     torch::NoGradGuard no_grad;
     group_->broadcast(state, 0);
   }
-  buckets_ = std::make_unique<GradientBuckets>(model.parameters(), *group_,
-                                               config.bucket_cap_mb << 20, config.bucket_views);
+  std::optional<at::ScalarType> communication_dtype;
+  if (config.grad_comm == GradComm::bf16) communication_dtype = at::kBFloat16;
+  buckets_ =
+      std::make_unique<GradientBuckets>(model.parameters(), *group_, config.bucket_cap_mb << 20,
+                                        config.bucket_views, communication_dtype);
 }
 
 DataParallel::~DataParallel() = default;
@@ -53,6 +56,7 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   record.buckets = static_cast<int64_t>(buckets_->bucket_count());
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
   record.bucket_views = config_.bucket_views;
+  record.grad_comm = std::string(grad_comm_name(config_.grad_comm));
   record.global_batch = result.batch * world_size();
   record.rank_samples_per_second = result.samples_per_second;
   if (comm.steps > 0) {

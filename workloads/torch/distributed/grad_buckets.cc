@@ -17,6 +17,9 @@ struct Slot {
   size_t bucket = 0;
   at::Tensor view;     // the parameter's place in its bucket, laid out as the parameter
   int64_t offset = 0;  // of the view in its bucket, in elements
+  // Where the hook puts the gradient: `view`, or its place in the bucket's communication buffer
+  // (same offset and layout, another dtype).
+  at::Tensor landing;
   bool ready = false;
   // This step the hook hands autograd a view of the bucket to keep as .grad (views on and no
   // gradient defined before the backward; else autograd would add into the defined one).
@@ -25,6 +28,9 @@ struct Slot {
 
 struct Bucket {
   at::Tensor buffer;
+  // The all-reduce's buffer in the communication dtype, copied back into `buffer` after it;
+  // undefined when the all-reduce runs on `buffer` itself.
+  at::Tensor communication;
   std::vector<size_t> members;
   size_t pending = 0;  // members whose gradient has not arrived this step
   std::optional<PendingCollective> reduce;
@@ -73,7 +79,7 @@ struct GradientBuckets::Impl {
     TORCH_CHECK(!slot.ready,
                 "GradientBuckets: a second gradient for one parameter in one step (one backward "
                 "between begin_backward and end_backward)");
-    slot.view.copy_(grad);
+    slot.landing.copy_(grad);  // a cast too, into a communication buffer
     slot.ready = true;
     at::Tensor kept;
     if (slot.give_view) {
@@ -96,13 +102,18 @@ struct GradientBuckets::Impl {
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& bucket = buckets[next_launch++];
-      bucket.reduce.emplace(group->all_reduce_average(bucket.buffer));
+      // The communication buffer as bf16_compress_hook's all-reduce has it: gradients cast,
+      // divided by the world size, summed (all_reduce_average: Gloo divides first; NCCL's
+      // average scales the inputs inside the collective).
+      at::Tensor& reduced = bucket.communication.defined() ? bucket.communication : bucket.buffer;
+      bucket.reduce.emplace(group->all_reduce_average(reduced));
     }
   }
 };
 
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
-                                 int64_t bucket_cap_bytes, bool gradients_as_views)
+                                 int64_t bucket_cap_bytes, bool gradients_as_views,
+                                 std::optional<at::ScalarType> communication_dtype)
     : impl_(std::make_unique<Impl>()) {
   impl_->group = &group;
   impl_->gradients_as_views = gradients_as_views;
@@ -127,7 +138,7 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
   std::vector<Open> open;  // one open bucket per dtype
   for (size_t k = unique.size(); k-- > 0;) {
     const at::Tensor& p = unique[k];
-    impl_->slots.push_back(Slot{p, source[k], 0, {}, 0, false, false});
+    impl_->slots.push_back(Slot{p, source[k], 0, {}, 0, {}, false, false});
     const size_t index = impl_->slots.size() - 1;
     auto it = std::find_if(open.begin(), open.end(),
                            [&](const Open& o) { return o.dtype == p.scalar_type(); });
@@ -148,11 +159,18 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
     int64_t elements = 0;
     for (const size_t m : o.members) elements += aligned(impl_->slots[m].param.numel());
     bucket.buffer = at::zeros({elements}, impl_->slots[o.members.front()].param.options());
+    if (communication_dtype && *communication_dtype != o.dtype && at::isFloatingType(o.dtype)) {
+      bucket.communication =
+          at::zeros({elements}, bucket.buffer.options().dtype(*communication_dtype));
+    }
     int64_t offset = 0;
     for (const size_t m : o.members) {
       Slot& slot = impl_->slots[m];
       slot.bucket = impl_->buckets.size();
       slot.view = view_in(bucket.buffer, slot.param, offset);
+      slot.landing = bucket.communication.defined()
+                         ? view_in(bucket.communication, slot.param, offset)
+                         : slot.view;
       slot.offset = offset;
       offset += aligned(slot.param.numel());
     }
@@ -193,13 +211,14 @@ void GradientBuckets::end_backward() {
   }
   for (Slot& slot : impl.slots) {
     if (slot.ready) continue;
-    slot.view.zero_();
+    slot.landing.zero_();
     slot.ready = true;
     --impl.buckets[slot.bucket].pending;
   }
   impl.launch_ready();
   for (Bucket& bucket : impl.buckets) {
     bucket.reduce->wait();
+    if (bucket.communication.defined()) bucket.buffer.copy_(bucket.communication);
     if (impl.recording) impl.recorded_collectives.push_back(*bucket.reduce);
   }
   // The averages are the gradients where these are views of the buckets; the others get them in
@@ -238,6 +257,11 @@ size_t GradientBuckets::bucket_count() const {
 
 const at::Tensor& GradientBuckets::bucket_buffer(size_t i) const {
   return impl_->buckets.at(i).buffer;
+}
+
+const at::Tensor& GradientBuckets::communication_buffer(size_t i) const {
+  const Bucket& bucket = impl_->buckets.at(i);
+  return bucket.communication.defined() ? bucket.communication : bucket.buffer;
 }
 
 size_t GradientBuckets::last_copied_back() const {

@@ -17,6 +17,15 @@
 // end_backward() before the optimizer reads the gradients. Buckets are launched in index order
 // on every rank (a collective backend matches collectives by order), a bucket whose gradients
 // are all in waiting for the ones before it.
+//
+// Communication in another dtype (`communication_dtype`, --grad-comm bf16): what DDP's
+// bf16_compress_hook does (torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py): each
+// bucket's gradients are cast to a buffer of that dtype, divided by the world size and summed
+// over the ranks in it, and the result is copied back into the bucket. The buffers are made once,
+// with the buckets (a CUDA graph capture allocates nothing), and the hook casts each gradient
+// straight into its place there: the bucket itself is written only by the copy back, where DDP
+// fills it and then casts it. A bucket already in that dtype is all-reduced in place, as the
+// hook's cast of it is the bucket itself.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -48,9 +57,11 @@ class GradientBuckets {
   // Registers a gradient hook on every parameter that requires a gradient (duplicates once).
   // REQUIRES: params on one device; `group` outlives this object.
   // `gradients_as_views` false: the averages are copied back into the gradients every step.
+  // `communication_dtype`: floating-point buckets of another dtype are all-reduced in a buffer of
+  // this one (nullopt: every bucket in place, in its own dtype).
   GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
-                  int64_t bucket_cap_bytes = kDefaultBucketCapBytes,
-                  bool gradients_as_views = true);
+                  int64_t bucket_cap_bytes = kDefaultBucketCapBytes, bool gradients_as_views = true,
+                  std::optional<at::ScalarType> communication_dtype = std::nullopt);
   ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -67,8 +78,12 @@ class GradientBuckets {
   void end_backward();
 
   size_t bucket_count() const;
-  // Bucket i's flat buffer, which the all-reduce averages in place.
+  // Bucket i's flat buffer: the averages (the all-reduce averages it in place, or its
+  // communication buffer, copied back).
   const at::Tensor& bucket_buffer(size_t i) const;
+  // What bucket i's all-reduce runs over: its buffer in the communication dtype (as many
+  // elements as the bucket's), or the bucket buffer itself.
+  const at::Tensor& communication_buffer(size_t i) const;
   // Parameters whose averages the last end_backward copied into a gradient of their own (with
   // views, 0 unless a gradient could not be a view of its bucket).
   size_t last_copied_back() const;
