@@ -13,8 +13,7 @@
 # bench/trace_examples/launch_loop.cu, the per-launch cost without Python's noise; default the
 # two Python ones; TRACE_LOOP_CALLS="0 8": launch_loop's extra CUDA calls per launch, a set of rows
 # each); TRACE_VARIANTS=zeroed: CUPTI zeroing its own buffers against ours, kernels alone, every API
-# call recorded (calls per kernel) and CUPTI left attached after the window; TRACE_VARIANTS=callbacks:
-# the API records through CUPTI's callbacks (the default) against its runtime/driver activity kinds. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# call recorded (calls per kernel) and CUPTI left attached after the window. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -124,16 +123,7 @@ PY
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = callbacks ]; then  # API records: callbacks vs activity kinds
-    local i
-    for i in 1 2; do
-      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
-      one "$p" "$args" "$skip" "$steps" "trace-api-activity-r$i" GPUSCOPE_TRACE_API_SOURCE=activity
-      one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
-      one "$p" "$args" "$skip" "$steps" "alone-r$i"
-    done
-    return
-  elif [ "${TRACE_VARIANTS:-kinds}" = zeroed ]; then  # CUPTI zeroing its buffers itself, twice
+  if [ "${TRACE_VARIANTS:-kinds}" = zeroed ]; then  # CUPTI zeroing its buffers itself, twice
     local i
     for i in 1 2; do
       one "$p" "$args" "$skip" "$steps" "trace-default-r$i"

@@ -77,15 +77,15 @@ bool write_memset(RecordWriter& writer, const CUpti_ActivityMemset4& m, std::str
 
 bool write_api(RecordWriter& writer, const CUpti_ActivityAPI& a, bool runtime, const char* name,
                std::string& scratch, uint64_t shift) {
-  ApiCall call;
-  call.start = a.start + shift;
-  call.end = a.end + shift;
-  call.tid = a.threadId;
-  call.correlation = a.correlationId;
-  call.cbid = a.cbid;
-  call.result = static_cast<int32_t>(a.returnValue);
-  call.runtime = runtime;
-  return write_api_call(writer, call, name, scratch);
+  const uint32_t name_id = writer.intern(name != nullptr ? name : "?");
+  JsonLine line(scratch, runtime ? "runtime" : "driver");
+  line.u("start", a.start + shift)
+      .u("end", a.end + shift)
+      .u("tid", a.threadId)
+      .u("corr", a.correlationId);
+  line.u("name", name_id).u("cbid", a.cbid);
+  if (a.returnValue != 0) line.u("ret", a.returnValue);
+  return writer.append(line.end(), runtime ? RecordKind::runtime : RecordKind::driver);
 }
 
 bool write_sync(RecordWriter& writer, const CUpti_ActivitySynchronization2& s, std::string& scratch,
@@ -129,16 +129,6 @@ bool write_overhead(RecordWriter& writer, const CUpti_ActivityOverhead3& o, std:
 }
 
 }  // namespace
-
-bool write_api_call(RecordWriter& writer, const ApiCall& call, const char* name,
-                    std::string& scratch) {
-  const uint32_t name_id = writer.intern(name != nullptr ? name : "?");
-  JsonLine line(scratch, call.runtime ? "runtime" : "driver");
-  line.u("start", call.start).u("end", call.end).u("tid", call.tid).u("corr", call.correlation);
-  line.u("name", name_id).u("cbid", call.cbid);
-  if (call.result != 0) line.u("ret", static_cast<uint32_t>(call.result));
-  return writer.append(line.end(), call.runtime ? RecordKind::runtime : RecordKind::driver);
-}
 
 bool write_activity(RecordWriter& writer, const CUpti_Activity& record, std::string& scratch,
                     const char* api_name, uint64_t shift) {

@@ -6,7 +6,6 @@
 
 #include <string>
 
-#include "inject/api_call_log.h"
 #include "inject/record_writer.h"
 
 namespace gpuscope::inject {
@@ -18,11 +17,6 @@ namespace gpuscope::inject {
 // REQUIRES: writer.mutex() held. `scratch` is any string the caller lends for formatting.
 bool write_activity(RecordWriter& writer, const CUpti_Activity& record, std::string& scratch,
                     const char* api_name = nullptr, uint64_t shift = 0);
-
-// Writes the line of one API call recorded through CUPTI's callbacks (api_call_log.h): the same
-// line an activity record of that call gives. REQUIRES: writer.mutex() held.
-bool write_api_call(RecordWriter& writer, const ApiCall& call, const char* name,
-                    std::string& scratch);
 
 // Whether the record is of work a CUDA graph launched (kernels, copies and memsets carry the id).
 bool from_cuda_graph(const CUpti_Activity& record);

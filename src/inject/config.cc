@@ -87,13 +87,6 @@ Config read_config(const char* (*getenv_fn)(const char*)) {
       config.errors.push_back("GPUSCOPE_TRACE_API: not 'calls' or 'all'");
     }
   }
-  if (const auto source = get("GPUSCOPE_TRACE_API_SOURCE")) {
-    if (*source == "callbacks" || *source == "activity") {
-      config.api_callbacks = *source == "callbacks";
-    } else {
-      config.errors.push_back("GPUSCOPE_TRACE_API_SOURCE: not 'callbacks' or 'activity'");
-    }
-  }
   flag("GPUSCOPE_TRACE_DEFER", config.defer);
   flag("GPUSCOPE_TRACE_TEARDOWN", config.teardown);
   flag("GPUSCOPE_TRACE_CUPTI_CLOCK", config.cupti_clock);

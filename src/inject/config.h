@@ -13,9 +13,6 @@
 //   GPUSCOPE_TRACE_API          "calls": runtime/driver records only for launches, copies,
 //                               memsets, synchronizations and allocations (api_calls.h);
 //                               "all": every call ("calls")
-//   GPUSCOPE_TRACE_API_SOURCE   "callbacks": runtime/driver records through CUPTI's callback API,
-//                               for the recorded calls only (api_call_log.h); "activity": CUPTI's
-//                               runtime/driver activity kinds, which time every call ("callbacks")
 //   GPUSCOPE_TRACE_DEFER        1: CUPTI's filled buffers are formatted after the window (or when
 //                               half the pool waits); 0: as they arrive (1)
 //   GPUSCOPE_TRACE_TEARDOWN     1: CUPTI is detached (cuptiFinalize) once the window's records
@@ -60,7 +57,6 @@ struct Config {
   uint32_t flush_ms = 500;
   uint32_t kinds = kAllKindBits;
   bool api_all = false;
-  bool api_callbacks = true;  // API records through CUPTI's callbacks, not its activity kinds
   bool defer = true;
   bool teardown = true;
   double gpu_wait_s = 30;

@@ -2,7 +2,6 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,7 +9,6 @@
 #include <vector>
 
 #include "inject/activity_records.h"
-#include "inject/api_call_log.h"
 #include "inject/api_calls.h"
 #include "inject/buffer_pool.h"
 #include "inject/clock.h"
@@ -23,7 +21,6 @@ namespace {
 constexpr size_t kBufferBytes = 4 << 20;  // one CUPTI activity buffer (kineto's size too)
 constexpr size_t kMaxBuffers = 16;        // at most 64 MiB held for CUPTI; beyond, CUPTI drops
 constexpr size_t kKeptFree = 2;           // buffers kept for reuse after formatting
-constexpr size_t kMaxApiCalls = 1 << 19;  // API calls waiting for the flusher (~20 MiB)
 
 struct KindMap {
   uint32_t bit;
@@ -61,51 +58,6 @@ void CUPTIAPI finalize_callback(void*, CUpti_CallbackDomain domain, CUpti_Callba
   if (!g_finalize_armed.exchange(false)) return;
   g_finalize_result.store(cuptiFinalize());
   g_finalized_ts.store(now_ns());
-}
-
-// API records through CUPTI's callback API (api_call_log.h): the entry stores its time in the
-// slot CUPTI keeps for the call, the exit appends the call to the log while recording is on.
-std::atomic<bool> g_api_recording{false};
-ApiCallLog g_api_log(kMaxApiCalls);
-
-uint32_t this_thread_id() {
-  thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  return tid;
-}
-
-void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                           const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  const auto* call = static_cast<const CUpti_CallbackData*>(data);
-  if (call->callbackSite == CUPTI_API_ENTER) {
-    if (call->correlationData != nullptr) *call->correlationData = now_ns();
-    return;
-  }
-  if (!g_api_recording.load(std::memory_order_relaxed) || call->correlationData == nullptr) return;
-  ApiCall record;
-  record.start = *call->correlationData;
-  record.end = now_ns();
-  record.tid = this_thread_id();
-  record.correlation = call->correlationId;
-  record.cbid = cbid;
-  if (call->functionReturnValue != nullptr) {
-    record.result = *static_cast<const int32_t*>(call->functionReturnValue);
-  }
-  record.runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  g_api_log.push(record);
-}
-
-// The callback ids of one API domain whose calls get a record (api_calls.h), or every one.
-std::vector<CUpti_CallbackId> recorded_calls(CUpti_CallbackDomain domain, uint32_t size, bool all) {
-  std::vector<CUpti_CallbackId> ids;
-  for (uint32_t id = 1; id < size; ++id) {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr &&
-        (all || api_call_recorded(name))) {
-      ids.push_back(id);
-    }
-  }
-  return ids;
 }
 
 // The callback ids of one API domain whose calls get no record (api_calls.h).
@@ -239,30 +191,20 @@ class CuptiBackend final : public ActivityBackend {
 
   void enable() override {
     if (finalizing_) return;
-    const bool callbacks = api_callbacks_ready();
     for (const auto& kind : kKinds) {
       if ((session_.config().kinds & kind.bit) == 0) continue;
-      if (callbacks && is_api_bit(kind.bit)) continue;
       report_error("cuptiActivityEnable", kind.name, cuptiActivityEnable(kind.kind));
       if (!session_.config().api_all) leave_out_calls(kind.bit);
     }
-    if (callbacks) set_api_callbacks(true);
-  }
-
-  void pause() {
-    if (finalizing_) return;
-    const bool callbacks = subscriber_ != nullptr;
-    for (const auto& kind : kKinds) {
-      if ((session_.config().kinds & kind.bit) == 0) continue;
-      if (callbacks && is_api_bit(kind.bit)) continue;
-      report_error("cuptiActivityDisable", kind.name, cuptiActivityDisable(kind.kind));
-    }
-    if (callbacks) set_api_callbacks(false);
   }
 
   void disable() override {
     gpu_markers_.release();
-    pause();
+    if (finalizing_) return;
+    for (const auto& kind : kKinds) {
+      if ((session_.config().kinds & kind.bit) == 0) continue;
+      report_error("cuptiActivityDisable", kind.name, cuptiActivityDisable(kind.kind));
+    }
   }
 
   bool gpu_done() override {
@@ -279,14 +221,13 @@ class CuptiBackend final : public ActivityBackend {
     cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   }
 
-  bool wants_draining() override { return pool_.wants_draining() || g_api_log.wants_draining(); }
+  bool wants_draining() override { return pool_.wants_draining(); }
 
   void drain() override {
     for (const BufferPool::Filled& filled : pool_.take_filled()) {
       if (!forgotten()) format(filled.buffer, filled.valid_bytes);
       pool_.release(filled.buffer);
     }
-    if (!forgotten()) format_api_calls();
     if (const uint64_t ts = g_finalized_ts.load(); ts != 0 && !teardown_reported_.exchange(true)) {
       session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
         JsonLine line(scratch, "cupti_teardown");
@@ -311,10 +252,6 @@ class CuptiBackend final : public ActivityBackend {
         writer.append(line.end(), RecordKind::other, /*forced=*/true);
       });
       return;
-    }
-    if (subscriber_ != nullptr) {  // the API records' subscriber: its calls are all in
-      cuptiUnsubscribe(subscriber_);
-      subscriber_ = nullptr;
     }
     // A subscriber of our own for the API callbacks; refused while another tool (a
     // torch.profiler started meanwhile) holds CUPTI: then CUPTI stays.
@@ -388,71 +325,6 @@ class CuptiBackend final : public ActivityBackend {
     }
   }
 
-  static bool is_api_bit(uint32_t bit) { return bit == kRuntimeBit || bit == kDriverBit; }
-
-  // Whether the API records come through callbacks: wanted, and our subscriber exists or can be
-  // made (CUPTI takes one subscriber: with another tool's, the activity kinds are used instead).
-  bool api_callbacks_ready() {
-    const Config& config = session_.config();
-    if (!config.api_callbacks || (config.kinds & (kRuntimeBit | kDriverBit)) == 0) return false;
-    if (subscriber_ != nullptr) return true;
-    if (subscribe_failed_) return false;
-    const CUptiResult r = cuptiSubscribe(&subscriber_, api_callback, nullptr);
-    if (r != CUPTI_SUCCESS) {
-      subscriber_ = nullptr;
-      subscribe_failed_ = true;
-      report_error("cuptiSubscribe", "api_calls", r);
-      return false;
-    }
-    return true;
-  }
-
-  // Turns the callbacks of the recorded calls on or off (the exit callbacks append to the log
-  // only while on).
-  void set_api_callbacks(bool on) {
-    g_api_recording.store(on, std::memory_order_relaxed);
-    const Config& config = session_.config();
-    const auto apply = [&](uint32_t bit, CUpti_CallbackDomain domain, uint32_t size,
-                           std::vector<CUpti_CallbackId>& ids, const char* name) {
-      if ((config.kinds & bit) == 0) return;
-      if (config.api_all) {
-        report_error("cuptiEnableDomain", name, cuptiEnableDomain(on ? 1 : 0, subscriber_, domain));
-        return;
-      }
-      if (ids.empty()) ids = recorded_calls(domain, size, /*all=*/false);
-      for (const CUpti_CallbackId id : ids) {
-        const CUptiResult r = cuptiEnableCallback(on ? 1 : 0, subscriber_, domain, id);
-        if (r != CUPTI_SUCCESS) {
-          report_error("cuptiEnableCallback", name, r);
-          return;
-        }
-      }
-    };
-    apply(kRuntimeBit, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-          runtime_recorded_, "runtime");
-    apply(kDriverBit, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_recorded_,
-          "driver");
-  }
-
-  // The API calls the callbacks logged, as record lines; names looked up outside the lock.
-  void format_api_calls() {
-    for (const ApiCall& call : g_api_log.take()) {
-      const char* name = nullptr;
-      cuptiGetCallbackName(call.runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-                           call.cbid, &name);
-      session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
-        write_api_call(writer, call, name, scratch);
-      });
-    }
-    if (const uint64_t dropped = g_api_log.take_dropped(); dropped != 0) {
-      session_.with_writer([&](RecordWriter& writer, std::string& scratch) {
-        JsonLine line(scratch, "dropped");
-        line.s("reason", "api_calls").u("count", dropped).u("ts", now_ns());
-        writer.append(line.end(), RecordKind::other, /*forced=*/true);
-      });
-    }
-  }
-
   // With a runtime or driver kind enabled, turns off the records of the calls not in
   // api_calls.h, as kineto does for cudaGetDevice (CUPTI's documented way; enabling single calls
   // without the kind recorded nothing on the H100). On a CUPTI that refuses, every call stays
@@ -488,10 +360,6 @@ class CuptiBackend final : public ActivityBackend {
   bool markers_placed_ = false;
   std::vector<CUpti_CallbackId> runtime_unrecorded_;
   std::vector<CUpti_CallbackId> driver_unrecorded_;
-  CUpti_SubscriberHandle subscriber_ = nullptr;  // the API records' (api_callbacks_ready)
-  bool subscribe_failed_ = false;
-  std::vector<CUpti_CallbackId> runtime_recorded_;
-  std::vector<CUpti_CallbackId> driver_recorded_;
 };
 
 CuptiBackend* g_backend = nullptr;

@@ -181,7 +181,6 @@ void Session::write_header(const char* started_by, pid_t parent) {
   line.raw("window", window_json(config_)).s("step_mark", config_.step_mark);
   line.u("max_bytes", config_.max_bytes).u("flush_ms", config_.flush_ms);
   line.s("kinds", kind_list(config_.kinds)).s("api", config_.api_all ? "all" : "calls");
-  line.s("api_source", config_.api_callbacks ? "callbacks" : "activity");
   line.b("defer", config_.defer).b("teardown", config_.teardown).raw("config_errors", errors);
   writer_.append(line.end(), RecordKind::other, /*forced=*/true);
   writer_.flush();

@@ -189,35 +189,6 @@ TEST(ActivityRecords, RuntimeAndDriverCallsNameTheirFunction) {
   EXPECT_EQ(line["ret"], 2);
 }
 
-TEST(ActivityRecords, ACallFromTheCallbacksWritesTheLineItsActivityRecordWould) {
-  CUpti_ActivityAPI a{};
-  a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
-  a.cbid = 307;
-  a.start = 100;
-  a.end = 150;
-  a.threadId = 4321;
-  a.correlationId = 9;
-  a.returnValue = 2;
-  MemoryFile from_activity;
-  std::string scratch;
-  ASSERT_TRUE(write_activity(from_activity.writer(), reinterpret_cast<const CUpti_Activity&>(a),
-                             scratch, "cuLaunchKernel"));
-
-  ApiCall call;
-  call.start = 100;
-  call.end = 150;
-  call.tid = 4321;
-  call.correlation = 9;
-  call.cbid = 307;
-  call.result = 2;
-  call.runtime = false;
-  MemoryFile from_callback;
-  ASSERT_TRUE(write_api_call(from_callback.writer(), call, "cuLaunchKernel", scratch));
-  EXPECT_EQ(from_callback.text(), from_activity.text());  // the name line, then the call's
-  EXPECT_EQ(from_callback.lines().size(), 2u);
-  EXPECT_EQ(from_callback.lines().back()["ret"], 2);
-}
-
 TEST(ActivityRecords, SynchronizationLeavesOutWhatDoesNotApply) {
   CUpti_ActivitySynchronization2 s{};
   s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;

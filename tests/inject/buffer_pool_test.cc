@@ -6,7 +6,6 @@
 #include <map>
 #include <string>
 
-#include "inject/api_call_log.h"
 #include "inject/api_calls.h"
 #include "inject/buffer_pool.h"
 #include "inject/config.h"
@@ -66,26 +65,6 @@ TEST(BufferPool, EveryBufferHandedOutIsZeroedNewOrReused) {
   ASSERT_EQ(reused, first);  // the kept one comes back
   EXPECT_TRUE(all_zero(reused));
   pool.release(reused);
-}
-
-TEST(ApiCallLog, KeepsCallsInOrderUpToItsBoundAndCountsTheRest) {
-  ApiCallLog log(4);
-  EXPECT_FALSE(log.wants_draining());
-  for (uint32_t i = 0; i < 6; ++i) {
-    ApiCall call;
-    call.correlation = i;
-    EXPECT_EQ(log.push(call), i < 4);
-  }
-  EXPECT_TRUE(log.wants_draining());
-  const std::vector<ApiCall> taken = log.take();
-  ASSERT_EQ(taken.size(), 4u);
-  EXPECT_EQ(taken[0].correlation, 0u);
-  EXPECT_EQ(taken[3].correlation, 3u);
-  EXPECT_EQ(log.take_dropped(), 2u);
-  EXPECT_EQ(log.take_dropped(), 0u);
-  EXPECT_TRUE(log.take().empty());
-  EXPECT_FALSE(log.wants_draining());
-  EXPECT_TRUE(log.push(ApiCall{}));  // room again
 }
 
 TEST(BufferPool, FilledBuffersWaitUntilHalfThePoolIsTaken) {
@@ -156,16 +135,6 @@ TEST(InjectConfig, WindowRecordingDefaultsToSelectedCallsDeferredAndTornDown) {
 TEST(InjectConfig, CuptiMayKeepItsOwnClock) {
   EXPECT_TRUE(config_of({{"GPUSCOPE_TRACE_CUPTI_CLOCK", "1"}}).cupti_clock);
   EXPECT_FALSE(config_of({{"GPUSCOPE_TRACE_CUPTI_CLOCK", "0"}}).cupti_clock);
-}
-
-TEST(InjectConfig, ApiCallsComeThroughCallbacksUnlessTheActivityKindsAreAskedFor) {
-  EXPECT_TRUE(config_of({}).api_callbacks);
-  EXPECT_FALSE(config_of({{"GPUSCOPE_TRACE_API_SOURCE", "activity"}}).api_callbacks);
-  EXPECT_TRUE(config_of({{"GPUSCOPE_TRACE_API_SOURCE", "callbacks"}}).api_callbacks);
-  const Config wrong = config_of({{"GPUSCOPE_TRACE_API_SOURCE", "both"}});
-  EXPECT_TRUE(wrong.api_callbacks);
-  ASSERT_EQ(wrong.errors.size(), 1u);
-  EXPECT_EQ(wrong.errors[0], "GPUSCOPE_TRACE_API_SOURCE: not 'callbacks' or 'activity'");
 }
 
 TEST(InjectConfig, ActivityBuffersComeZeroedUnlessCuptiIsToZeroThem) {
