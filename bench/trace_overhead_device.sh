@@ -13,7 +13,8 @@
 # bench/trace_examples/launch_loop.cu, the per-launch cost without Python's noise; default the
 # two Python ones; TRACE_LOOP_CALLS="0 8": launch_loop's extra CUDA calls per launch, a set of rows
 # each); TRACE_VARIANTS=zeroed: CUPTI zeroing its own buffers against ours, kernels alone, every API
-# call recorded (calls per kernel) and CUPTI left attached after the window. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# call recorded (calls per kernel) and CUPTI left attached after the window; TRACE_VARIANTS=kindcost:
+# kernels alone and kernels plus each other kind, twice (which kinds cost per CUDA call). TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -123,7 +124,17 @@ PY
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = zeroed ]; then  # CUPTI zeroing its buffers itself, twice
+  if [ "${TRACE_VARIANTS:-kinds}" = kindcost ]; then  # kernels plus one kind each, twice
+    local i k
+    for i in 1 2; do
+      one "$p" "$args" "$skip" "$steps" "alone-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-kernel-r$i" GPUSCOPE_TRACE_KINDS=kernel
+      for k in memcpy,memset sync overhead runtime driver; do
+        one "$p" "$args" "$skip" "$steps" "trace-kernel+${k/,/+}-r$i" GPUSCOPE_TRACE_KINDS="kernel,$k"
+      done
+    done
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = zeroed ]; then  # CUPTI zeroing its buffers itself, twice
     local i
     for i in 1 2; do
       one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
