@@ -14,7 +14,8 @@
 # two Python ones; TRACE_LOOP_CALLS="0 8": launch_loop's extra CUDA calls per launch, a set of rows
 # each); TRACE_VARIANTS=zeroed: CUPTI zeroing its own buffers against ours, kernels alone, every API
 # call recorded (calls per kernel) and CUPTI left attached after the window; TRACE_VARIANTS=kindcost:
-# kernels alone and kernels plus each other kind, twice (which kinds cost per CUDA call). TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# kernels alone and kernels plus each other kind, twice (which kinds cost per CUDA call);
+# TRACE_VARIANTS=clock2: the default and kernels+sync, with gpuscope's clock and CUPTI's own. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -65,6 +66,7 @@ if own:
                after_far_ms=med(end + 30, 10**9), all_ms=round(own["step_time_s_median"] * 1e3, 3))
     if "launch_us_median" in own:  # launch_loop: the launch call itself, host time
         row["launch_us_median"] = own["launch_us_median"]
+        row["clock_ns"] = own.get("clock_ns")
 if not variant.startswith("alone"):
     files = glob.glob(f"{run_dir}/**/gpuscope-trace-*.jsonl", recursive=True)
     api_tids, teardown, kernels, api, cupti, header, errors = set(), [], 0, 0, None, None, []
@@ -124,7 +126,18 @@ PY
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = kindcost ]; then  # kernels plus one kind each, twice
+  if [ "${TRACE_VARIANTS:-kinds}" = clock2 ]; then  # the kinds that time every call, either clock
+    local i
+    for i in 1 2; do
+      one "$p" "$args" "$skip" "$steps" "alone-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-default-cupti-clock-r$i" GPUSCOPE_TRACE_CUPTI_CLOCK=1
+      one "$p" "$args" "$skip" "$steps" "trace-kernel+sync-r$i" GPUSCOPE_TRACE_KINDS=kernel,sync
+      one "$p" "$args" "$skip" "$steps" "trace-kernel+sync-cupti-clock-r$i" \
+        GPUSCOPE_TRACE_KINDS=kernel,sync GPUSCOPE_TRACE_CUPTI_CLOCK=1
+    done
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = kindcost ]; then  # kernels plus one kind each, twice
     local i k
     for i in 1 2; do
       one "$p" "$args" "$skip" "$steps" "alone-r$i"
@@ -250,7 +263,7 @@ for r in rows:
     extra = "" if r["variant"].startswith("alone") else \
         f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")} / gaps {r.get("gaps_10_100us")} {r.get("cupti_errors") or ""}'
     if r.get("launch_us_median"):
-        extra += f' launch {r["launch_us_median"]:.2f} us'
+        extra += f' launch {r["launch_us_median"]:.2f} us, clock {r.get("clock_ns")} ns'
     if r.get("sample_toggles"):
         extra += f' toggles {r["sample_toggles"]} (median {r["sample_cost_us_median"]} us, max {r["sample_cost_us_max"]} us)'
     print(f'{r["program"]:15} {r["variant"]:24} ' + " ".join(cells) + "  " + extra + f' exit {r["exit"]}')
@@ -266,6 +279,8 @@ case "${1:-run}" in
     du -sh .carry; exit $rc ;;
   run)
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv | tee "$out/gpu.txt"
+    echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" |
+      tee -a "$out/gpu.txt"
     python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$out/gpu.txt"
     [ -n "${TRACE_BIN:-}" ] || bash bench/trace_cli_device.sh build || exit 1
     : >"$out/trace_overhead.jsonl"

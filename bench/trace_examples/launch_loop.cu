@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,15 @@ int main(int argc, char** argv) {
                  "--extra-calls >= 0\n");
     return 2;
   }
+  // What one clock_gettime(CLOCK_MONOTONIC) costs here (the clock gpuscope hands CUPTI).
+  double clock_ns = 0;
+  {
+    constexpr int kReads = 1'000'000;
+    timespec ts{};
+    const double begin = now_s();
+    for (int i = 0; i < kReads; ++i) clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_ns = (now_s() - begin) / kReads * 1e9;
+  }
   float* x = nullptr;
   check(cudaMalloc(&x, sizeof(float)), "cudaMalloc");
   check(cudaMemset(x, 0, sizeof(float)), "cudaMemset");
@@ -123,7 +133,7 @@ int main(int argc, char** argv) {
   std::sort(launch_us.begin(), launch_us.end());
   std::printf("{\"program\":\"launch_loop\",\"steps\":%d,\"kernels\":%d,\"host_us\":%d,", steps,
               kernels, host_us);
-  std::printf("\"extra_calls\":%d,", extra_calls);
+  std::printf("\"extra_calls\":%d,\"clock_ns\":%.1f,", extra_calls, clock_ns);
   std::printf("\"step_time_s_median\":%.9f,\"launch_us_median\":%.4f,\"step_times_s\":[",
               sorted[sorted.size() / 2], launch_us[launch_us.size() / 2]);
   for (size_t i = 0; i < step_s.size(); ++i) std::printf("%s%.9f", i ? "," : "", step_s[i]);
