@@ -15,7 +15,8 @@
 # each); TRACE_VARIANTS=zeroed: CUPTI zeroing its own buffers against ours, kernels alone, every API
 # call recorded (calls per kernel) and CUPTI left attached after the window; TRACE_VARIANTS=kindcost:
 # kernels alone and kernels plus each other kind, twice (which kinds cost per CUDA call);
-# TRACE_VARIANTS=clock2: the default and kernels+sync, with gpuscope's clock and CUPTI's own. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# TRACE_VARIANTS=clock2: the default and kernels+sync, with gpuscope's clock and CUPTI's own;
+# TRACE_VARIANTS=light: `trace --light` against the default and the program alone, three times. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -40,7 +41,9 @@ one() {
   if [[ "$variant" == alone* ]]; then
     env "$@" "${command[@]}" $args >"$out/$tag.out" 2>"$out/$tag.err"
   else
-    env "$@" "$bin" trace --skip-steps "$skip" --steps "$steps" -o "$dir" -- \
+    local light=""
+    [[ "$variant" == *light* ]] && light="--light"  # a variant named *light*: trace --light
+    env "$@" "$bin" trace $light --skip-steps "$skip" --steps "$steps" -o "$dir" -- \
       "${command[@]}" $args >"$out/$tag.out" 2>"$out/$tag.err"
   fi
   local rc=$?
@@ -126,7 +129,15 @@ PY
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = clock2 ]; then  # the kinds that time every call, either clock
+  if [ "${TRACE_VARIANTS:-kinds}" = light ]; then  # trace --light against the default, 3 times
+    local i
+    for i in 1 2 3; do
+      one "$p" "$args" "$skip" "$steps" "alone-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-light-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+    done
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = clock2 ]; then  # the kinds that time every call, either clock
     local i
     for i in 1 2; do
       one "$p" "$args" "$skip" "$steps" "alone-r$i"

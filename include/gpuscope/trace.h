@@ -218,7 +218,11 @@ struct TraceOptions {
   bool whole_run = false;
   std::optional<std::string> step_range;  // a user's NVTX range that spans one step
   bool shim = true;                       // put the Python step shim first on PYTHONPATH
-  std::vector<std::string> gpus;          // sampled GPUs (empty: all)
+  // Record only CUPTI's kinds that cost per kernel launch (kernels, copies, memsets, overhead),
+  // not those that cost on every CUDA call (synchronizations, runtime and driver calls): for a
+  // launch-bound program, whose CUDA calls the per-call kinds slow (bench/RESULTS.md).
+  bool light = false;
+  std::vector<std::string> gpus;  // sampled GPUs (empty: all)
   int interval_ms = 100;
   std::size_t max_trace_events = 1'000'000;  // trace.json's cap
   bool command_stdout_to_err = false;        // --json: stdout holds the JSON document alone

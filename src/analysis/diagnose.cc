@@ -324,6 +324,11 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
           "gains are computed on the untraced step time",
           o.subject, o.step_s * 1e3, o.traced_step_s * 1e3));
     }
+    if (!s.syncs_recorded) {
+      d.notes.push_back(o.subject +
+                        ": a light trace (--light): synchronizations and CUDA calls were not "
+                        "recorded; a wait every step shows only as a small copy to the host");
+    }
     if (s.step_source == trace::detail::StepSource::none) {
       d.notes.push_back(o.subject +
                         ": no steps found (no step marks, no repeating kernel sequence): the "

@@ -73,6 +73,7 @@ struct Observations {
 
   double syncs = 0;
   double sync_s = 0;
+  bool syncs_recorded = true;    // false: a light trace (no synchronization records)
   double idle_after_sync_s = 0;  // GPU idle from a sync's end to the next GPU work
 
   double launches = 0;                      // kernel launch API calls

@@ -316,6 +316,7 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   o.data_wait_s = s.data_wait_s / n;
   o.syncs = static_cast<double>(s.syncs) / n;
   o.sync_s = s.sync_s / n;
+  o.syncs_recorded = s.syncs_recorded;
 
   const auto [from, to] = analysed_span(t, s);
   const std::vector<Interval> busy = merged_busy(t, from, to);

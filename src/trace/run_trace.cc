@@ -124,6 +124,8 @@ std::vector<std::pair<std::string, std::string>> environment(const TraceOptions&
     env.emplace_back("GPUSCOPE_TRACE_SKIP_S", fmt::format("{}", o.skip_s));
     env.emplace_back("GPUSCOPE_TRACE_DURATION_S", fmt::format("{}", o.duration_s));
   }
+  // The kinds of a light trace (TraceOptions::light); the injection library's names.
+  if (o.light) env.emplace_back("GPUSCOPE_TRACE_KINDS", "kernel,memcpy,memset,overhead");
   if (shim) {
     const char* existing = std::getenv("PYTHONPATH");
     env.emplace_back("PYTHONPATH",
@@ -191,7 +193,7 @@ nlohmann::json ranks_json(std::vector<const ProcessTrace*> gpu_processes,
         {"gpu",
          {{"busy_share", s.gpu_busy_share}, {"kernels", s.kernels}, {"kernel_s", s.kernel_s}}},
         {"data_wait_s", s.data_wait_s}};
-    if (n > 0) rank["syncs_per_step"] = static_cast<double>(s.syncs) / n;
+    if (n > 0 && s.syncs_recorded) rank["syncs_per_step"] = static_cast<double>(s.syncs) / n;
     ranks.push_back(std::move(rank));
   }
   return ranks;

@@ -194,6 +194,7 @@ std::uint32_t Timeline::intern(const std::string& s) {
 TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
                        const SummaryOptions& options) {
   TraceSummary s;
+  s.syncs_recorded = t.syncs_recorded;
   auto bounds = boundaries_from(t, options, s.step_source);
   if (s.step_source == StepSource::none) {
     bounds = boundaries_from_kernels(t, s.step_source);

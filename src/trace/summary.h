@@ -87,6 +87,7 @@ struct TraceSummary {
       copies;  // "host_to_device pageable", "device_to_host pinned", ...
   std::uint64_t syncs = 0;
   double sync_s = 0;
+  bool syncs_recorded = true;  // false: a light trace, `syncs` counts nothing
   double data_wait_s = 0;
   std::uint64_t graph_kernels = 0;              // kernels launched from CUDA graphs
   std::map<std::string, double> cpu_s_by_role;  // "main", "other", "descendant"

@@ -235,8 +235,12 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     copies[key] = {{"count", c.count}, {"bytes", c.bytes}, {"seconds", c.seconds}};
   }
   j["copies"] = copies;
-  j["syncs"] = {{"count", s.syncs}, {"seconds", s.sync_s}};
-  if (n_steps > 0) j["syncs"]["per_step"] = static_cast<double>(s.syncs) / n_steps;
+  if (s.syncs_recorded) {
+    j["syncs"] = {{"count", s.syncs}, {"seconds", s.sync_s}, {"recorded", true}};
+    if (n_steps > 0) j["syncs"]["per_step"] = static_cast<double>(s.syncs) / n_steps;
+  } else {  // a light trace: no count is better than a count of 0
+    j["syncs"] = {{"count", nullptr}, {"seconds", nullptr}, {"recorded", false}};
+  }
   j["data_wait"] = {{"seconds", s.data_wait_s},
                     {"share", s.window_s > 0 ? s.data_wait_s / s.window_s : 0}};
 
@@ -286,6 +290,11 @@ std::vector<std::string> trace_notes(const TraceSummary& s,
         "use the GPU, a statically linked CUDA runtime the injection cannot reach, or an "
         "environment that removed CUDA_INJECTION64_PATH)");
     return notes;
+  }
+  if (!s.syncs_recorded) {
+    notes.push_back(
+        "a light trace (--light): kernels, copies and memsets only; synchronizations and CUDA "
+        "calls were not recorded, so waits on the GPU are not counted");
   }
   bool any_kernels = false;
   for (const ProcessTrace& p : processes) {
@@ -383,8 +392,12 @@ void print_summary_json(const json& j, std::ostream& out) {
     }
     out << '\n';
   }
-  out << fmt::format("Host waited on the GPU: {} times, {}", j["syncs"]["count"].get<long long>(),
-                     ms(j["syncs"]["seconds"]));
+  if (j["syncs"]["count"].is_null()) {
+    out << "Host waited on the GPU: not recorded (a light trace)";
+  } else {
+    out << fmt::format("Host waited on the GPU: {} times, {}", j["syncs"]["count"].get<long long>(),
+                       ms(j["syncs"]["seconds"]));
+  }
   if (j["syncs"].contains("per_step")) {
     out << fmt::format(" ({:.1f} per step)", j["syncs"]["per_step"].get<double>());
   }

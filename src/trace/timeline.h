@@ -74,6 +74,9 @@ struct Timeline {
   std::vector<Mark> marks;
   std::int64_t window_start_ns = 0, window_end_ns = 0;
   pid_t main_pid = 0;  // the observed command's process
+  // Whether synchronizations were recorded (the "sync" kind, off in a light trace): else a count
+  // of 0 means nothing.
+  bool syncs_recorded = true;
 
   // Interns `s` and returns its index.
   std::uint32_t intern(const std::string& s);

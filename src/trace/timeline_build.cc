@@ -42,6 +42,10 @@ pid_t main_process(const std::vector<ProcessTrace>& processes, pid_t command_pid
 Timeline build_timeline(const std::vector<ProcessTrace>& processes, pid_t command_pid) {
   Timeline t;
   t.main_pid = main_process(processes, command_pid);
+  t.syncs_recorded = processes.empty() ||
+                     std::any_of(processes.begin(), processes.end(), [](const ProcessTrace& p) {
+                       return p.header.kinds.find("sync") != std::string::npos;
+                     });
   for (const ProcessTrace& p : processes) {
     const auto pid = static_cast<pid_t>(p.header.pid);
     std::unordered_map<std::uint32_t, std::uint32_t> ids;  // file string id -> timeline id

@@ -186,6 +186,26 @@ TEST(DiagnoseRules, ASyncEveryStepComesBeforeLaunchBound) {
   for (const Finding& x : f) EXPECT_NE(x.id, "launch_bound");
 }
 
+TEST(DiagnoseRules, InALightTraceASmallCopyToTheHostEveryStepStandsForTheWait) {
+  // No synchronization records (--light): the launch-bound signature with a loss read back
+  // every step is not called launch-bound, nor a wait every step (nothing measured it).
+  Observations o = healthy_step();
+  o.step_s = o.traced_step_s = 18e-3;
+  o.busy_s = 1.6e-3;
+  o.kernels = 470;
+  o.kernel_s = 1.5e-3;
+  o.mean_kernel_s = o.kernel_s / o.kernels;
+  o.idle_short_s = 16e-3;
+  o.syncs_recorded = false;
+  o.syncs = 0;
+  EXPECT_TRUE(launch_bound(o));  // no copy back: the signature stands
+  o.small_d2h_copies = 1;
+  EXPECT_FALSE(launch_bound(o));
+  for (const Finding& x : rules(o)) EXPECT_NE(x.id, "sync_every_step");
+  o.syncs_recorded = true;  // a full trace that saw no wait: launch-bound after all
+  EXPECT_TRUE(launch_bound(o));
+}
+
 TEST(DiagnoseRules, TheOptimizerChainsGapsAreNotLaunchBound) {
   // 430 elementwise kernels after the backward, 9 ms on the GPU while traced (5 ms untraced),
   // 2 ms of it kernels: the short gaps are the chain's.

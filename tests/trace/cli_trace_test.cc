@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 #include "support/cli_run.h"
 #include "support/trace_ranks.h"
@@ -23,6 +24,7 @@ namespace fs = std::filesystem;
 using testing::CliRun;
 using testing::fresh_tracing_dir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::slurp;
 using testing::tracing_gpuscope;
 using testing::tracing_scratch;
@@ -56,6 +58,39 @@ TEST(CliTrace, StepsMarkedByTheProgramAreTracedInTheWindow) {
   for (const auto& e : trace["traceEvents"]) steps += e.value("cat", "") == "step" ? 1 : 0;
   EXPECT_EQ(steps, 10);
   EXPECT_TRUE(fs::exists(dir + "/telemetry.jsonl"));
+}
+
+// --light: the injection library records the per-launch kinds only, and the summary says the
+// synchronizations were not recorded rather than counting none.
+TEST(CliTrace, ALightTraceRecordsNoSynchronizationsAndSaysSo) {
+  const std::string dir = fresh_tracing_dir("light");
+  CliRun r = tracing_gpuscope("trace --light --skip-steps 2 --steps 5 -o " + dir + " -- " +
+                              GPUSCOPE_NVTX_APP + " steps 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Host waited on the GPU: not recorded (a light trace)"));
+  EXPECT_THAT(r.err, HasSubstr("a light trace (--light)"));
+  const auto summary = read_json(dir + "/summary.json");
+  EXPECT_EQ(summary["syncs"]["recorded"], false);
+  EXPECT_TRUE(summary["syncs"]["count"].is_null());
+  EXPECT_FALSE(summary["syncs"].contains("per_step"));
+  bool header_seen = false;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) != 0) continue;
+    std::istringstream lines(slurp(entry.path().string()));
+    std::string first;
+    std::getline(lines, first);
+    EXPECT_EQ(nlohmann::json::parse(first)["kinds"], "kernel,memcpy,memset,overhead");
+    header_seen = true;
+  }
+  EXPECT_TRUE(header_seen);
+
+  const std::string full = fresh_tracing_dir("not-light");
+  r = tracing_gpuscope("trace --skip-steps 2 --steps 5 -o " + full + " -- " + GPUSCOPE_NVTX_APP +
+                       " steps 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json(full + "/summary.json")["syncs"]["recorded"], true);
+  EXPECT_EQ(read_json(full + "/summary.json")["syncs"]["count"], 0);
+  EXPECT_THAT(r.err, Not(HasSubstr("light trace")));
 }
 
 // gpuscope-torch's steps (one range name for all, a step mark at each end): found without

@@ -35,6 +35,9 @@ void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRun
   cmd.add_flag("--no-shim", args.no_shim,
                "Do not put the Python step shim on PYTHONPATH (no step marks from torch.optim, "
                "no data waits)");
+  cmd.add_flag("--light", options.light,
+               "Record kernels, copies and memsets only, not synchronizations or CUDA calls: "
+               "a smaller cost for a launch-bound program");
   // The whole value goes to the selector rule (target.h), as monitor's --gpu.
   cmd.add_option("--gpu", options.gpus, "Sample only these GPUs: NVML indices or UUIDs")
       ->check(gpu_selector_check());

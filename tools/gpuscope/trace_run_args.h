@@ -29,7 +29,7 @@ void add_trace_output_options(CLI::App& cmd, TraceRunArgs& args, std::string_vie
                               const std::string& json_help);
 
 // Registers the options both commands take on `cmd`: --skip-steps, --skip, --steps, --duration,
-// --step-range, --no-shim, --gpu, --interval, --max-events.
+// --step-range, --no-shim, --light, --gpu, --interval, --max-events.
 void add_trace_run_options(CLI::App& cmd, trace::TraceOptions& options, TraceRunArgs& args);
 
 // Fills `options` (whose command is set) from `args`; nullopt to go on, else the exit code to
