@@ -160,7 +160,10 @@ std::optional<Finding> pageable_copies(const Observations& o) {
 }
 
 std::optional<Finding> sync_every_step(const Observations& o) {
-  if (o.steps == 0 || o.syncs < 0.9) return std::nullopt;
+  // A light trace records no waits: a small copy to the host every step (the value read back)
+  // stands for one, and the GPU idle after each such copy for the idle after the wait.
+  const double waits = o.syncs_recorded ? o.syncs : o.small_d2h_copies;
+  if (o.steps == 0 || waits < 0.9) return std::nullopt;
   const double idle = std::min(o.idle_after_sync_s, true_idle_s(o));
   // After a wait the GPU's queue is empty: the host must launch the next step while it runs,
   // so the step's other idle time (not the data wait's) may be the wait's doing too.
@@ -170,10 +173,12 @@ std::optional<Finding> sync_every_step(const Observations& o) {
                    "The host waits for the GPU every step (.item(), .cpu(), print(tensor))", o);
   f.severity = idle >= 0.02 * o.step_s ? Severity::warning : Severity::info;
   add_step(f, o);
-  f.evidence.push_back(ev("synchronizations per step", o.syncs, ""));
+  if (o.syncs_recorded) f.evidence.push_back(ev("synchronizations per step", o.syncs, ""));
   f.evidence.push_back(ev("small device-to-host copies per step", o.small_d2h_copies, ""));
-  f.evidence.push_back(ev("host blocked per step", o.sync_s * kMs, "ms"));
-  f.evidence.push_back(ev("GPU idle after the waits per step", idle * kMs, "ms"));
+  if (o.syncs_recorded) f.evidence.push_back(ev("host blocked per step", o.sync_s * kMs, "ms"));
+  f.evidence.push_back(ev(o.syncs_recorded ? "GPU idle after the waits per step"
+                                           : "GPU idle after the copies per step (light trace)",
+                          idle * kMs, "ms"));
   f.evidence.push_back(ev("GPU idle in the step", all_idle / o.step_s * kPct, "%"));
   f.fix =
       "Read values back every N steps, not every step, and keep running sums on the GPU:\n"
@@ -183,7 +188,7 @@ std::optional<Finding> sync_every_step(const Observations& o) {
       "loop; a copy you need can go to pinned memory with .to(\"cpu\", non_blocking=True) and be "
       "read a step later.";
   f.expected_speedup = time_saved(o.step_s, idle, all_idle);
-  f.confidence = Confidence::high;
+  f.confidence = o.syncs_recorded ? Confidence::high : Confidence::medium;
   return f;
 }
 

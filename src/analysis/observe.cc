@@ -161,6 +161,13 @@ void optimizer_chains(const Timeline& t, const TraceSummary& s,
 
 }  // namespace
 
+// Seconds the GPU stays idle from `at` to its next work; 0 when it is busy at `at` or never again.
+double idle_after(const std::vector<Interval>& busy, std::int64_t at) {
+  const std::optional<std::int64_t> next = next_covered(busy, at);
+  if (!next || covered(busy, at, at + 1) != 0) return 0;
+  return static_cast<double>(*next - at) * kNs;
+}
+
 std::pair<std::int64_t, std::int64_t> analysed_span(const Timeline& t, const TraceSummary& s) {
   if (!s.steps.empty()) return {s.steps.front().start_ns, s.steps.back().end_ns};
   if (t.window_end_ns > t.window_start_ns) return {t.window_start_ns, t.window_end_ns};
@@ -341,9 +348,7 @@ Observations observe(const Timeline& t, const TraceSummary& s,
       ++syncs;
       sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
       if (h.start_ns < from) continue;
-      if (auto next = next_covered(busy, h.end_ns);
-          next && covered(busy, h.end_ns, h.end_ns + 1) == 0)
-        after_sync += static_cast<double>(*next - h.end_ns) * kNs;
+      after_sync += idle_after(busy, h.end_ns);
     } else if (h.kind == HostInterval::Kind::api && is_launch(t.names[h.name])) {
       ++launches;
       launch_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
@@ -359,6 +364,7 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   if (launches > 0) o.launch_api_mean_s = launch_s / launches;
 
   std::unordered_map<std::uint32_t, trace::detail::KernelClass> classes;
+  double after_copy = 0;  // a light trace's stand-in for after_sync
   for (const GpuActivity& a : t.gpu) {
     if (a.kind == GpuActivity::Kind::kernel && !classes.count(a.name))
       classes.emplace(a.name, trace::detail::classify_kernel(t.names[a.name]));
@@ -376,7 +382,11 @@ Observations observe(const Timeline& t, const TraceSummary& s,
         }
       } else if (a.copy == trace::detail::CopyKind::device_to_host) {
         o.d2h_copies += 1;
-        if (a.bytes < kSmallCopyBytes) o.small_d2h_copies += 1;
+        if (a.bytes < kSmallCopyBytes) {
+          o.small_d2h_copies += 1;
+          // A light trace has no waits: the GPU idle after a value read back stands for theirs.
+          if (!t.syncs_recorded && a.start_ns >= from) after_copy += idle_after(busy, a.end_ns);
+        }
       }
       continue;
     }
@@ -407,6 +417,7 @@ Observations observe(const Timeline& t, const TraceSummary& s,
                     &o.matmul_tensor_s, &o.matmul_kernels, &o.matmul_fp32_s, &o.conv_s,
                     &o.layout_transposes, &o.layout_transpose_s})
     *v /= n;
+  if (!t.syncs_recorded) o.idle_after_sync_s = after_copy / n;
   if (host_ahead) matmul_from_kernel_table(s, n, o);
   optimizer_chains(t, s, classes, o);
 

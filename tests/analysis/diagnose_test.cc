@@ -178,6 +178,48 @@ TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
   EXPECT_EQ(find(moved->findings, "sync_every_step"), nullptr);
 }
 
+// The H100 recording made light after the fact (`trace --light` records no sync, runtime or
+// driver lines, and says so in the header's kinds): the wait every step is still found, from
+// the small copy to the host each step, with less confidence; the launch-bound recording stays
+// launch-bound.
+fs::path lightened(const fs::path& from, const fs::path& to) {
+  for (const auto& entry : fs::directory_iterator(from)) {
+    std::string text = read(entry.path());
+    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) == 0) {
+      std::istringstream in(text);
+      std::string out;
+      for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line);
+        if (j["t"] == "sync" || j["t"] == "runtime" || j["t"] == "driver") continue;
+        if (j["t"] == "header") j["kinds"] = "kernel,memcpy,memset,overhead";
+        out += j.dump() + "\n";
+      }
+      text = out;
+    }
+    write(to / entry.path().filename(), text);
+  }
+  return to;
+}
+
+TEST(Diagnose, ALightTraceStillFindsTheWaitEveryStepFromTheCopiesBack) {
+  ScratchDir dir;
+  auto d = diagnose_dir(lightened(kFixtures / "diagnose" / "h100_sync_every_step", dir.path()), {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_FALSE(d->findings.empty());
+  EXPECT_EQ(d->findings.front().id, "sync_every_step");
+  EXPECT_EQ(d->findings.front().confidence, Confidence::medium);
+  bool noted = false;
+  for (const std::string& n : d->notes)
+    noted = noted || n.find("a light trace") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  ScratchDir launch;
+  auto l = diagnose_dir(lightened(kFixtures / "diagnose" / "h100_launch_bound", launch.path()), {});
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_FALSE(l->findings.empty());
+  EXPECT_EQ(l->findings.front().id, "launch_bound");
+}
+
 // A healthy loop that also waits on the GPU a few times a step while the GPU stays busy (as a
 // torchrun DDP job did on two H200s): the waits cost nothing, and the verdict comes first.
 TEST(Diagnose, WaitsThatCostNothingComeAfterTheVerdict) {
