@@ -220,6 +220,28 @@ TEST(Diagnose, ALightTraceStillFindsTheWaitEveryStepFromTheCopiesBack) {
   EXPECT_EQ(l->findings.front().id, "launch_bound");
 }
 
+// Tracing slowed the H100 launch-bound recording's steps (17.7 -> 24.1 ms): the note points to
+// --light, which does not time the program's CUDA calls; not once the trace is light already.
+TEST(Diagnose, ALaunchBoundProgramSlowedByTracingIsPointedToALightTrace) {
+  const auto light_hint = [](const std::vector<std::string>& notes) {
+    return std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+      return n.find("tracing slowed") != std::string::npos &&
+             n.find("--light traces a launch-bound program") != std::string::npos;
+    });
+  };
+  auto full = diagnose_dir(kFixtures / "diagnose" / "h100_launch_bound", {});
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_TRUE(light_hint(full->notes));
+  ScratchDir dir;
+  auto light =
+      diagnose_dir(lightened(kFixtures / "diagnose" / "h100_launch_bound", dir.path()), {});
+  ASSERT_TRUE(light.ok()) << light.status().message();
+  EXPECT_FALSE(light_hint(light->notes));
+  auto waits = diagnose_dir(kFixtures / "diagnose" / "h100_sync_every_step", {});
+  ASSERT_TRUE(waits.ok()) << waits.status().message();
+  EXPECT_FALSE(light_hint(waits->notes));
+}
+
 // A healthy loop that also waits on the GPU a few times a step while the GPU stays busy (as a
 // torchrun DDP job did on two H200s): the waits cost nothing, and the verdict comes first.
 TEST(Diagnose, WaitsThatCostNothingComeAfterTheVerdict) {
