@@ -1,5 +1,6 @@
 // gpuscope trace [-o DIR] [--skip-steps N] [--skip S] [--steps N] [--duration S]
-//                [--step-range NAME] [--no-shim] [--json] [--store FILE] [--gpu ...] -- CMD ARGS...
+//                [--step-range NAME] [--no-shim] [--light] [--json] [--store FILE] [--gpu ...] --
+//                CMD ARGS...
 // gpuscope trace --analyse DIR [--step-range NAME] [--json] [--store FILE]
 #include <fmt/chrono.h>
 #include <fmt/format.h>

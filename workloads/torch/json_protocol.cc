@@ -1,6 +1,6 @@
 #include "json_protocol.h"
 
-#include "enum_names.h"
+#include "common/enum_names.h"
 #include "json_writer.h"
 
 namespace gpuscope::workloads {
@@ -13,11 +13,11 @@ JsonObject header(std::string_view type) {
 }
 
 // The first entry is the name of a value missing from the table.
-constexpr EnumNames<ProbeOutcome, 3> kProbeOutcomeNames = {{
+constexpr gpuscope::detail::EnumName<ProbeOutcome> kProbeOutcomeNames[] = {
     {ProbeOutcome::failed, "failed"},
     {ProbeOutcome::fits, "fits"},
     {ProbeOutcome::out_of_memory, "out_of_memory"},
-}};
+};
 
 JsonObject device_object(const DeviceInfo& d) {
   JsonObject o;
@@ -87,7 +87,8 @@ std::string batch_probe_line(const BatchTry& attempt) {
   JsonObject o = header("batch_probe");
   o.add("batch", attempt.batch)
       .add("fits", attempt.outcome == ProbeOutcome::fits)
-      .add("outcome", name_of(kProbeOutcomeNames, attempt.outcome));
+      .add("outcome",
+           detail::name_in(kProbeOutcomeNames, attempt.outcome, kProbeOutcomeNames[0].name));
   if (!attempt.message.empty()) o.add("message", attempt.message);
   return o.str();
 }

@@ -2,42 +2,40 @@
 
 #include <algorithm>
 
-#include "enum_names.h"
+#include "common/enum_names.h"
 
 namespace gpuscope::workloads {
 namespace {
 
 // The first entry of each is the name of a value missing from it.
-constexpr EnumNames<Task, 3> kTaskNames = {{
+constexpr gpuscope::detail::EnumName<Task> kTaskNames[] = {
     {Task::infer, "infer"},
     {Task::train, "train"},
     {Task::guard, "guard"},
-}};
+};
 
-constexpr EnumNames<InputKind, 3> kInputKindNames = {{
+constexpr gpuscope::detail::EnumName<InputKind> kInputKindNames[] = {
     {InputKind::synthetic, "synthetic"},
     {InputKind::host, "host"},
     {InputKind::jpeg, "jpeg"},
-}};
+};
 
-constexpr EnumNames<Toggle, 3> kToggleNames = {{
+constexpr gpuscope::detail::EnumName<Toggle> kToggleNames[] = {
     {Toggle::automatic, "auto"},
     {Toggle::on, "on"},
     {Toggle::off, "off"},
-}};
+};
 
-constexpr EnumNames<SdpaBackend, 5> kSdpaNames = {{
-    {SdpaBackend::automatic, "auto"},
-    {SdpaBackend::flash, "flash"},
-    {SdpaBackend::efficient, "efficient"},
-    {SdpaBackend::math, "math"},
+constexpr gpuscope::detail::EnumName<SdpaBackend> kSdpaNames[] = {
+    {SdpaBackend::automatic, "auto"},      {SdpaBackend::flash, "flash"},
+    {SdpaBackend::efficient, "efficient"}, {SdpaBackend::math, "math"},
     {SdpaBackend::cudnn, "cudnn"},
-}};
+};
 
-constexpr EnumNames<GradComm, 2> kGradCommNames = {{
+constexpr gpuscope::detail::EnumName<GradComm> kGradCommNames[] = {
     {GradComm::fp32, "fp32"},
     {GradComm::bf16, "bf16"},
-}};
+};
 
 bool decide(Toggle toggle, bool automatic) {
   return toggle == Toggle::automatic ? automatic : toggle == Toggle::on;
@@ -46,43 +44,43 @@ bool decide(Toggle toggle, bool automatic) {
 }  // namespace
 
 std::string_view task_name(Task task) {
-  return name_of(kTaskNames, task);
+  return gpuscope::detail::name_in(kTaskNames, task, kTaskNames[0].name);
 }
 
 std::optional<Task> parse_task(std::string_view name) {
-  return value_named(kTaskNames, name == "inference" ? "infer" : name);
+  return gpuscope::detail::value_named(kTaskNames, name == "inference" ? "infer" : name);
 }
 
 std::string_view input_kind_name(InputKind kind) {
-  return name_of(kInputKindNames, kind);
+  return gpuscope::detail::name_in(kInputKindNames, kind, kInputKindNames[0].name);
 }
 
 std::optional<InputKind> parse_input_kind(std::string_view name) {
-  return value_named(kInputKindNames, name);
+  return gpuscope::detail::value_named(kInputKindNames, name);
 }
 
 std::string_view toggle_name(Toggle toggle) {
-  return name_of(kToggleNames, toggle);
+  return gpuscope::detail::name_in(kToggleNames, toggle, kToggleNames[0].name);
 }
 
 std::optional<Toggle> parse_toggle(std::string_view name) {
-  return value_named(kToggleNames, name);
+  return gpuscope::detail::value_named(kToggleNames, name);
 }
 
 std::string_view sdpa_backend_name(SdpaBackend backend) {
-  return name_of(kSdpaNames, backend);
+  return gpuscope::detail::name_in(kSdpaNames, backend, kSdpaNames[0].name);
 }
 
 std::optional<SdpaBackend> parse_sdpa_backend(std::string_view name) {
-  return value_named(kSdpaNames, name);
+  return gpuscope::detail::value_named(kSdpaNames, name);
 }
 
 std::string_view grad_comm_name(GradComm comm) {
-  return name_of(kGradCommNames, comm);
+  return gpuscope::detail::name_in(kGradCommNames, comm, kGradCommNames[0].name);
 }
 
 std::optional<GradComm> parse_grad_comm(std::string_view name) {
-  return value_named(kGradCommNames, name);
+  return gpuscope::detail::value_named(kGradCommNames, name);
 }
 
 ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {
