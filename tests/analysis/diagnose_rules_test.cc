@@ -152,7 +152,8 @@ TEST(DiagnoseRules, SyncEveryStepCountsTheIdleAfterEachWait) {
   EXPECT_FALSE(sync_every_step(o));
 }
 
-TEST(DiagnoseRules, LaunchBoundNeedsShortKernelsAndShortGaps) {
+// 470 tiny kernels a step, the GPU idle in short gaps between them (launch_bound.py on the H100).
+Observations launch_bound_step() {
   Observations o = healthy_step();
   o.step_s = 18e-3;
   o.busy_s = 1.6e-3;
@@ -160,6 +161,11 @@ TEST(DiagnoseRules, LaunchBoundNeedsShortKernelsAndShortGaps) {
   o.kernel_s = 1.5e-3;
   o.mean_kernel_s = o.kernel_s / o.kernels;
   o.idle_short_s = 16e-3;
+  return o;
+}
+
+TEST(DiagnoseRules, LaunchBoundNeedsShortKernelsAndShortGaps) {
+  Observations o = launch_bound_step();
   auto f = rules(o);
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(f.front().id, "launch_bound");
@@ -189,13 +195,7 @@ TEST(DiagnoseRules, ASyncEveryStepComesBeforeLaunchBound) {
 TEST(DiagnoseRules, InALightTraceASmallCopyToTheHostEveryStepStandsForTheWait) {
   // No synchronization records (--light): the launch-bound signature with a loss read back
   // every step is a wait every step (the copy stands for it), with less confidence.
-  Observations o = healthy_step();
-  o.step_s = o.traced_step_s = 18e-3;
-  o.busy_s = 1.6e-3;
-  o.kernels = 470;
-  o.kernel_s = 1.5e-3;
-  o.mean_kernel_s = o.kernel_s / o.kernels;
-  o.idle_short_s = 16e-3;
+  Observations o = launch_bound_step();
   o.syncs_recorded = false;
   o.syncs = 0;
   EXPECT_TRUE(launch_bound(o));  // no copy back: the signature stands

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -139,6 +140,26 @@ TEST(Diagnose, TheMeanMatrixKernelIsTheKernelTables) {
   }
 }
 
+// Copies the fixture folder `from` into `to`, each line of its record files passed through
+// `edit` (which may change it, or return false to drop it).
+fs::path rewritten(const fs::path& from, const fs::path& to,
+                   const std::function<bool(nlohmann::json&)>& edit) {
+  for (const auto& entry : fs::directory_iterator(from)) {
+    std::string text = read(entry.path());
+    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) == 0) {
+      std::istringstream in(text);
+      std::string out;
+      for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line);
+        if (edit(j)) out += j.dump() + "\n";
+      }
+      text = out;
+    }
+    write(to / entry.path().filename(), text);
+  }
+  return to;
+}
+
 // The same recording with its waits moved to a thread that launches nothing (as NCCL's watchdog
 // waits on its events): the training loop no longer synchronizes every step.
 TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
@@ -154,22 +175,12 @@ TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
     }
   }
   ASSERT_FALSE(waits.empty());
-  for (const auto& entry : fs::directory_iterator(from)) {
-    std::string text = read(entry.path());
-    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) == 0) {
-      std::istringstream in(text);
-      std::string out;
-      for (std::string line; std::getline(in, line);) {
-        auto j = nlohmann::json::parse(line);
-        if ((j["t"] == "runtime" || j["t"] == "driver") && j.contains("corr") &&
-            waits.count(std::to_string(j["corr"].get<uint64_t>())) != 0)
-          j["tid"] = 4242;  // a thread of the process that launches no GPU work
-        out += j.dump() + "\n";
-      }
-      text = out;
-    }
-    write(dir.path() / entry.path().filename(), text);
-  }
+  rewritten(from, dir.path(), [&](nlohmann::json& j) {
+    if ((j["t"] == "runtime" || j["t"] == "driver") && j.contains("corr") &&
+        waits.count(std::to_string(j["corr"].get<uint64_t>())) != 0)
+      j["tid"] = 4242;  // a thread of the process that launches no GPU work
+    return true;
+  });
   auto original = diagnose_dir(from, {});
   ASSERT_TRUE(original.ok()) << original.status().message();
   ASSERT_NE(find(original->findings, "sync_every_step"), nullptr);
@@ -183,22 +194,10 @@ TEST(Diagnose, WaitsOnAThreadThatLaunchesNothingHoldNoStepBack) {
 // the small copy to the host each step, with less confidence; the launch-bound recording stays
 // launch-bound.
 fs::path lightened(const fs::path& from, const fs::path& to) {
-  for (const auto& entry : fs::directory_iterator(from)) {
-    std::string text = read(entry.path());
-    if (entry.path().filename().string().rfind("gpuscope-trace-", 0) == 0) {
-      std::istringstream in(text);
-      std::string out;
-      for (std::string line; std::getline(in, line);) {
-        auto j = nlohmann::json::parse(line);
-        if (j["t"] == "sync" || j["t"] == "runtime" || j["t"] == "driver") continue;
-        if (j["t"] == "header") j["kinds"] = "kernel,memcpy,memset,overhead";
-        out += j.dump() + "\n";
-      }
-      text = out;
-    }
-    write(to / entry.path().filename(), text);
-  }
-  return to;
+  return rewritten(from, to, [](nlohmann::json& j) {
+    if (j["t"] == "header") j["kinds"] = "kernel,memcpy,memset,overhead";
+    return j["t"] != "sync" && j["t"] != "runtime" && j["t"] != "driver";
+  });
 }
 
 TEST(Diagnose, ALightTraceStillFindsTheWaitEveryStepFromTheCopiesBack) {
