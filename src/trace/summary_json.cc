@@ -11,12 +11,13 @@ namespace {
 
 using nlohmann::json;
 
-json step_json(const StepStats& s) {
+// `syncs_recorded` false (a light trace): the step's waits are null, not 0.
+json step_json(const StepStats& s, bool syncs_recorded) {
   return {{"wall_s", s.wall_s},
           {"gpu_busy_s", s.gpu_busy_s},
           {"data_wait_s", s.data_wait_s},
-          {"sync_s", s.sync_s},
-          {"syncs", s.syncs},
+          {"sync_s", syncs_recorded ? json(s.sync_s) : json(nullptr)},
+          {"syncs", syncs_recorded ? json(s.syncs) : json(nullptr)},
           {"kernels", s.kernels},
           {"kernel_s", s.kernel_s},
           {"copies", s.copies},
@@ -195,7 +196,7 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     if (!outside.empty()) steps["untraced_median_s"] = median(outside);
   }
   json per_step = json::array();
-  for (const StepStats& st : s.steps) per_step.push_back(step_json(st));
+  for (const StepStats& st : s.steps) per_step.push_back(step_json(st, s.syncs_recorded));
   steps["per_step"] = per_step;
   j["steps"] = steps;
 

@@ -83,12 +83,13 @@ ExportCounts export_chrome_trace(const Timeline& t, const TraceSummary& summary,
   // Steps first: the few most useful events must survive the cap.
   for (std::size_t i = 0; i < summary.steps.size(); ++i) {
     const StepStats& s = summary.steps[i];
-    nlohmann::json args = {{"wall_ms", s.wall_s * 1e3},
-                           {"gpu_busy_ms", s.gpu_busy_s * 1e3},
-                           {"data_wait_ms", s.data_wait_s * 1e3},
-                           {"syncs", s.syncs},
-                           {"kernels", s.kernels},
-                           {"copies", s.copies}};
+    nlohmann::json args = {
+        {"wall_ms", s.wall_s * 1e3},
+        {"gpu_busy_ms", s.gpu_busy_s * 1e3},
+        {"data_wait_ms", s.data_wait_s * 1e3},
+        {"syncs", summary.syncs_recorded ? nlohmann::json(s.syncs) : nlohmann::json(nullptr)},
+        {"kernels", s.kernels},
+        {"copies", s.copies}};
     w.complete(t.main_pid, kStepsTid, fmt::format("step {}", i), "step", s.start_ns,
                s.end_ns - s.start_ns, &args);
   }

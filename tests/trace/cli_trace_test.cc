@@ -73,6 +73,9 @@ TEST(CliTrace, ALightTraceRecordsNoSynchronizationsAndSaysSo) {
   EXPECT_EQ(summary["syncs"]["recorded"], false);
   EXPECT_TRUE(summary["syncs"]["count"].is_null());
   EXPECT_FALSE(summary["syncs"].contains("per_step"));
+  ASSERT_FALSE(summary["steps"]["per_step"].empty());
+  EXPECT_TRUE(summary["steps"]["per_step"][0]["syncs"].is_null());  // each step's too
+  EXPECT_TRUE(summary["steps"]["per_step"][0]["sync_s"].is_null());
   bool header_seen = false;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (entry.path().filename().string().rfind("gpuscope-trace-", 0) != 0) continue;
