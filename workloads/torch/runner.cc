@@ -109,6 +109,11 @@ class Run {
   void allocate_step_records(int64_t steps, const StepProgram& program);
   void fill_step_records(RunResult& result, int64_t steps, const StepProgram& program) const;
   void print_summary(const RunResult& result) const;
+  // Unless --quiet: one process prints the human summary, rank 0 of a data-parallel run (it
+  // holds every rank's figures; the others' lines would interleave on the shared stderr).
+  bool prints_summary() const {
+    return !config_.quiet && (!data_parallel_ || data_parallel_->rank() == 0);
+  }
   // Data parallel, after the last step (device synchronized): losses averaged over ranks, the
   // communication figures, and on rank 0 every rank's record.
   void finish_data_parallel(RunResult& result);
@@ -267,7 +272,7 @@ int Run::run_guard(StepProgram& program, RunResult& result) {
   finish_data_parallel(result);
   fill_step_records(result, step, program);
   emit_(result_line(result));
-  if (!config_.quiet) print_summary(result);
+  if (prints_summary()) print_summary(result);
   return result.partial ? kTorchExitInterrupted : kTorchExitOk;
 }
 
@@ -506,7 +511,7 @@ int Run::execute() {
   }
   write_diagnostics(program, step, inputs, host_feed, result);
   emit_(result_line(result));
-  if (!config_.quiet) print_summary(result);
+  if (prints_summary()) print_summary(result);
   return result.partial ? kTorchExitInterrupted : kTorchExitOk;
 }
 
