@@ -60,6 +60,12 @@ double chain_span_s(const Observations& o) {
   return std::max(o.optimizer_chain_kernel_s, o.optimizer_chain_span_s * untraced_share(o));
 }
 
+// The host's waits on the GPU per step. A light trace records none: there a small device-to-host
+// copy every step (a loss read with .item()) stands for the wait it comes with.
+double waits_per_step(const Observations& o) {
+  return o.syncs_recorded ? o.syncs : o.small_d2h_copies;
+}
+
 // Idle in short gaps that is neither the optimizer chain's nor the wait after a sync.
 double launch_idle_s(const Observations& o) {
   const double chain_gaps = std::max(0.0, chain_span_s(o) - o.optimizer_chain_kernel_s);
@@ -69,12 +75,9 @@ double launch_idle_s(const Observations& o) {
 // The GPU idles in short gaps between kernels most of the step (the launch-bound signature). A
 // synchronization every step also looks like this (the GPU cannot run ahead of the host): it
 // comes first.
-// In a light trace (no synchronization records) a small device-to-host copy every step (a loss
-// read with .item()) stands for the wait it comes with.
 bool idles_between_kernels(const Observations& o) {
-  const double waits = o.syncs_recorded ? o.syncs : o.small_d2h_copies;
   return o.step_s > 0 && busy_share(o) < 0.6 && launch_idle_s(o) >= 0.2 * o.step_s &&
-         o.mean_kernel_s < 50e-6 && waits < 0.9;
+         o.mean_kernel_s < 50e-6 && waits_per_step(o) < 0.9;
 }
 
 // With the launch-bound signature, a batch too small shows in the matrix kernels: well past the
@@ -160,10 +163,8 @@ std::optional<Finding> pageable_copies(const Observations& o) {
 }
 
 std::optional<Finding> sync_every_step(const Observations& o) {
-  // A light trace records no waits: a small copy to the host every step (the value read back)
-  // stands for one, and the GPU idle after each such copy for the idle after the wait.
-  const double waits = o.syncs_recorded ? o.syncs : o.small_d2h_copies;
-  if (o.steps == 0 || waits < 0.9) return std::nullopt;
+  // In a light trace the GPU idle after each small copy back stands for the idle after the wait.
+  if (o.steps == 0 || waits_per_step(o) < 0.9) return std::nullopt;
   const double idle = std::min(o.idle_after_sync_s, true_idle_s(o));
   // After a wait the GPU's queue is empty: the host must launch the next step while it runs,
   // so the step's other idle time (not the data wait's) may be the wait's doing too.

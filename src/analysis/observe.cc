@@ -159,14 +159,14 @@ void optimizer_chains(const Timeline& t, const TraceSummary& s,
   o.fused_optimizer_kernels = fused / steps;
 }
 
-}  // namespace
-
 // Seconds the GPU stays idle from `at` to its next work; 0 when it is busy at `at` or never again.
 double idle_after(const std::vector<Interval>& busy, std::int64_t at) {
   const std::optional<std::int64_t> next = next_covered(busy, at);
   if (!next || covered(busy, at, at + 1) != 0) return 0;
   return static_cast<double>(*next - at) * kNs;
 }
+
+}  // namespace
 
 std::pair<std::int64_t, std::int64_t> analysed_span(const Timeline& t, const TraceSummary& s) {
   if (!s.steps.empty()) return {s.steps.front().start_ns, s.steps.back().end_ns};
