@@ -32,7 +32,8 @@
 # default "vit_b16:160 gpt2:16"). MULTI_AB_CTAS="N M" adds to ab a default N-GPU run per value
 # with NCCL_MAX_CTAS set to it (NCCL's kernels on at most N SMs, leaving the rest to the
 # backward); MULTI_AB_EXTRA="ARGS;ARGS" one run per ;-separated list of gpuscope-torch arguments
-# (e.g. "--bucket-cap-mb 50;--bucket-cap-mb 100"); MULTI_AB_GRAPHS_ONLY=1 leaves out the eager
+# (e.g. "--bucket-cap-mb 50;TORCH_NCCL_HIGH_PRIORITY=1 --grad-comm bf16": VAR=VALUE words first
+# set the run's environment); MULTI_AB_GRAPHS_ONLY=1 leaves out the eager
 # N-GPU rows. The table labels each such row. comm: MULTI_MODELS (default "vit_b16:160");
 # MULTI_COMM_EAGER=1 adds ours eager (--graphs off) on 1 GPU and on N in both dtypes: the
 # all-reduces' device time and exposed part, which a captured step does not measure.
@@ -219,14 +220,22 @@ ab() {
       label "ab_$model" "NCCL_MAX_CTAS=$ctas"
       NCCL_MAX_CTAS="$ctas" ours "ab_$model" "${extra[@]}" "${dp[@]}"
     done
-    # MULTI_AB_EXTRA="ARGS;ARGS": one run per ;-separated argument list.
+    # MULTI_AB_EXTRA="ARGS;ARGS": one run per ;-separated list of gpuscope-torch arguments, each
+    # led by any environment settings for that run (VAR=VALUE words).
     local IFS_SAVE="$IFS" args
     IFS=';'
     for args in ${MULTI_AB_EXTRA:-}; do
       IFS="$IFS_SAVE"
       label "ab_$model" "$args"
-      # shellcheck disable=SC2086 # several arguments
-      ours "ab_$model" "${extra[@]}" "${dp[@]}" $args
+      # shellcheck disable=SC2086 # several words
+      (
+        set -- $args
+        while [[ "${1:-}" == [A-Z_]*=* ]]; do
+          export "$1"
+          shift
+        done
+        ours "ab_$model" "${extra[@]}" "${dp[@]}" "$@"
+      )
       IFS=';'
     done
     IFS="$IFS_SAVE"

@@ -16,7 +16,9 @@
 # call recorded (calls per kernel) and CUPTI left attached after the window; TRACE_VARIANTS=kindcost:
 # kernels alone and kernels plus each other kind, twice (which kinds cost per CUDA call);
 # TRACE_VARIANTS=clock2: the default and kernels+sync, with gpuscope's clock and CUPTI's own;
-# TRACE_VARIANTS=light: `trace --light` against the default and the program alone, three times. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
+# TRACE_VARIANTS=light: `trace --light` against the default and the program alone, three times;
+# TRACE_VARIANTS=peers: alone, the default, --light, kernels alone and torch.profiler over the same
+# window (the Python programs' --torch-profiler), interleaved three times. TRACE_HEALTHY_ONLY=1 / TRACE_LAUNCH_ONLY=1 run one program; TRACE_THREADS=1 samples every
 # thread's CPU time and CPU during each run (bench/thread_cpu_sampler.py, threads-*.jsonl).
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -40,6 +42,8 @@ one() {
   [ "$program" = launch_loop ] && command=("$launch_loop")  # C++: bench/trace_examples/launch_loop.cu
   if [[ "$variant" == alone* ]]; then
     env "$@" "${command[@]}" $args >"$out/$tag.out" 2>"$out/$tag.err"
+  elif [[ "$variant" == peer-torch-profiler* ]]; then  # the peer: torch.profiler, same window
+    env "$@" "${command[@]}" $args --torch-profiler "$skip:$steps" >"$out/$tag.out" 2>"$out/$tag.err"
   else
     local light=""
     [[ "$variant" == *light* ]] && light="--light"  # a variant named *light*: trace --light
@@ -70,7 +74,7 @@ if own:
     if "launch_us_median" in own:  # launch_loop: the launch call itself, host time
         row["launch_us_median"] = own["launch_us_median"]
         row["clock_ns"] = own.get("clock_ns")
-if not variant.startswith("alone"):
+if not variant.startswith(("alone", "peer")):
     files = glob.glob(f"{run_dir}/**/gpuscope-trace-*.jsonl", recursive=True)
     api_tids, teardown, kernels, api, cupti, header, errors = set(), [], 0, 0, None, None, []
     samples = []
@@ -129,7 +133,17 @@ PY
 programs() {
   local p="$1" args="$2" skip="$3" steps="$4"
   one "$p" "$args" "$skip" "$steps" alone-1
-  if [ "${TRACE_VARIANTS:-kinds}" = light ]; then  # trace --light against the default, 3 times
+  if [ "${TRACE_VARIANTS:-kinds}" = peers ]; then  # against torch.profiler, interleaved 3 times
+    local i
+    for i in 1 2 3; do
+      one "$p" "$args" "$skip" "$steps" "alone-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-default-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-light-r$i"
+      one "$p" "$args" "$skip" "$steps" "trace-kernels-only-r$i" GPUSCOPE_TRACE_KINDS=kernel
+      one "$p" "$args" "$skip" "$steps" "peer-torch-profiler-r$i"
+    done
+    return
+  elif [ "${TRACE_VARIANTS:-kinds}" = light ]; then  # trace --light against the default, 3 times
     local i
     for i in 1 2 3; do
       one "$p" "$args" "$skip" "$steps" "alone-r$i"
@@ -271,7 +285,7 @@ for r in rows:
         cells.append(f'{v:7.2f} {pct(v, ref(key)):>8}' if v else f'{"-":>16}')
     ib = r.get("inside_ms") / r["before_ms"] if r.get("inside_ms") and r.get("before_ms") else None
     cells.append(f'{ib:9.3f}' if ib else f'{"-":>9}')
-    extra = "" if r["variant"].startswith("alone") else \
+    extra = "" if r["variant"].startswith(("alone", "peer")) else \
         f'{r.get("teardown")} / {r.get("api_records")} / {r.get("api_tids_in_proc")},{r.get("main_thread_in_api_tids")} / gaps {r.get("gaps_10_100us")} {r.get("cupti_errors") or ""}'
     if r.get("launch_us_median"):
         extra += f' launch {r["launch_us_median"]:.2f} us, clock {r.get("clock_ns")} ns'

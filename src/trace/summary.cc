@@ -84,6 +84,32 @@ std::unordered_map<std::uint64_t, std::int64_t> launch_times(const Timeline& t) 
   return launch_at;
 }
 
+// When each step boundary was passed on the GPU as well as on the host: the boundary's own time
+// or, when later, the end of the GPU work launched before it. A host far ahead of its GPU (CUDA
+// graphs, nothing that waits) passes its marks long before their steps' work runs; the
+// program's own CUDA events time the latter. Only work whose launch was recorded counts: without
+// launch records (a light trace) the boundaries stand as the host passed them.
+std::vector<std::int64_t> boundaries_on_gpu(
+    const Timeline& t, const std::unordered_map<std::uint64_t, std::int64_t>& launch_at,
+    const std::vector<std::int64_t>& bounds) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> launched_end;  // (launch, end), by launch
+  for (const GpuActivity& a : t.gpu) {
+    auto it = a.correlation != 0 ? launch_at.find(a.correlation) : launch_at.end();
+    if (it != launch_at.end()) launched_end.emplace_back(it->second, a.end_ns);
+  }
+  std::sort(launched_end.begin(), launched_end.end());
+  for (std::size_t i = 1; i < launched_end.size(); ++i)  // the latest end so far
+    launched_end[i].second = std::max(launched_end[i].second, launched_end[i - 1].second);
+  std::vector<std::int64_t> ends;
+  for (const std::int64_t b : bounds) {
+    const auto after = std::lower_bound(launched_end.begin(), launched_end.end(), b,
+                                        [](const std::pair<std::int64_t, std::int64_t>& e,
+                                           std::int64_t at) { return e.first < at; });
+    ends.push_back(after == launched_end.begin() ? b : std::max(b, std::prev(after)->second));
+  }
+  return ends;
+}
+
 std::vector<std::int64_t> boundaries_from_kernels(const Timeline& t, StepSource& source) {
   std::vector<const GpuActivity*> kernels;
   for (const GpuActivity& a : t.gpu) {
@@ -253,7 +279,16 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     const std::int64_t launched = at(a);
     if (launched >= from && launched < to) gpu_to = std::max(gpu_to, a.end_ns);
   }
-  const std::int64_t gpu_from = from + (gpu_to - to);
+  std::int64_t gpu_from = from + (gpu_to - to);
+  // With steps, the span runs from the first step's boundary to the last as the GPU passed
+  // them: the steps' times add up to it.
+  const std::vector<std::int64_t> ends =
+      s.step_source != StepSource::none ? boundaries_on_gpu(t, launch_at, bounds) : bounds;
+  if (s.step_source != StepSource::none) {
+    gpu_from = ends.front();
+    gpu_to = ends.back();
+    s.window_s = static_cast<double>(gpu_to - gpu_from) * kNs;
+  }
 
   std::vector<Interval> busy;
   std::map<int, std::vector<const GpuActivity*>> by_device;
@@ -348,7 +383,7 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     StepStats st;
     st.start_ns = bounds[i];
     st.end_ns = bounds[i + 1];
-    st.wall_s = static_cast<double>(st.end_ns - st.start_ns) * kNs;
+    st.wall_s = static_cast<double>(ends[i + 1] - ends[i]) * kNs;
     std::vector<Interval> step_busy;  // the step's own GPU work, whenever it ran
     for (const GpuActivity& a : t.gpu) {
       const std::int64_t launched = at(a);

@@ -28,7 +28,10 @@ struct CopyStats {
 };
 
 struct StepStats {
-  std::int64_t start_ns = 0, end_ns = 0;
+  std::int64_t start_ns = 0, end_ns = 0;  // its bounds as the host passed them
+  // From the end of the previous step's GPU work to the end of its own (each bound passed by the
+  // host and, when later, by the GPU work launched before it): a host far ahead of its GPU
+  // passes its bounds faster than its GPU runs the steps.
   double wall_s = 0;
   double gpu_busy_s = 0;   // union of kernels, copies and memsets on the GPU(s), within the step
   double data_wait_s = 0;  // the main process waiting for the next batch
@@ -64,7 +67,7 @@ struct TopKernel {
 };
 
 struct TraceSummary {
-  double window_s = 0;
+  double window_s = 0;  // the span analysed: with steps, from their first bound to their last
   StepSource step_source = StepSource::none;
   // The steps inside the trace window, each with its breakdown; step k of `steps` is step
   // `first_traced_step` + k of the run.

@@ -61,6 +61,34 @@ TEST(TraceSummary, AStepOwnsTheGpuWorkItLaunchedWhenTheHostRunsAhead) {
   EXPECT_NEAR(idle, 0, 1e-9);
 }
 
+// A host that outruns its GPU passes its marks every 2 ms while its GPU runs a step every 6 ms:
+// the steps take what the GPU took, as the program's own CUDA events time them, and the span
+// they fill is the GPU's.
+TEST(TraceSummary, StepsTakeWhatTheGpuTookWhenTheHostOutrunsIt) {
+  TraceSummary s = summarize(outrunning_loop(12), {}, {});
+  EXPECT_EQ(s.step_source, StepSource::marks);
+  ASSERT_EQ(s.steps.size(), 11u);
+  for (const StepStats& st : s.steps) {
+    EXPECT_NEAR(st.wall_s, 6e-3, 1e-9);
+    EXPECT_EQ(st.kernels, 1u);
+    EXPECT_NEAR(st.gpu_busy_s, 6e-3, 1e-9);
+    EXPECT_NEAR(static_cast<double>(st.end_ns - st.start_ns), 2e6, 1);  // the host's bounds
+  }
+  ASSERT_TRUE(s.step_median_s.has_value());
+  EXPECT_NEAR(*s.step_median_s, 6e-3, 1e-9);
+  EXPECT_NEAR(s.window_s, 11 * 6e-3, 1e-9);
+  EXPECT_NEAR(s.gpu_busy_share, 1.0, 1e-6);
+}
+
+// Without launch records (a light trace) nothing says which step launched what: the steps stay
+// as the host passed them.
+TEST(TraceSummary, WithoutLaunchRecordsTheHostsBoundsStand) {
+  TraceSummary s = summarize(outrunning_loop(12, /*launch_records=*/false), {}, {});
+  ASSERT_EQ(s.steps.size(), 11u);
+  for (const StepStats& st : s.steps) EXPECT_NEAR(st.wall_s, 2e-3, 1e-9);
+  EXPECT_NEAR(s.window_s, 11 * 2e-3, 1e-9);
+}
+
 // How long after the window's close the GPU finished the window's work, and whether it did.
 TEST(TraceSummary, TheWindowSaysWhenTheGpuCaughtUp) {
   Timeline t = queued_loop(10);
@@ -118,7 +146,10 @@ TEST(TraceSummary, AUserRangeDefinesTheSteps) {
   TraceSummary s = summarize(t, {}, o);
   EXPECT_EQ(s.step_source, StepSource::range);
   ASSERT_EQ(s.steps.size(), 4u);
-  EXPECT_NEAR(s.steps.back().wall_s, 10e-3, 1e-9);  // the last one ends with its range
+  // The last one ends with its range and the GPU work launched in it: its third kernel ends
+  // 0.48 ms after the range (the fourth was launched after the range ended).
+  EXPECT_NEAR(s.steps.back().wall_s, 10.48e-3, 1e-9);
+  EXPECT_NEAR(s.steps.front().wall_s, 11e-3, 1e-9);
 }
 
 // A window over whole ranges: each range inside it is a step, the last one too (it ends inside
@@ -132,7 +163,7 @@ TEST(TraceSummary, EveryRangeInsideTheWindowIsAStep) {
   TraceSummary s = summarize(t, {}, o);
   EXPECT_EQ(s.step_source, StepSource::range);
   ASSERT_EQ(s.steps.size(), 4u);
-  EXPECT_NEAR(s.steps.back().wall_s, 10e-3, 1e-9);
+  EXPECT_NEAR(s.steps.back().wall_s, 10.48e-3, 1e-9);  // as above
 }
 
 TEST(TraceSummary, AnEmptyTimelineIsAnEmptySummary) {

@@ -82,4 +82,39 @@ inline Timeline queued_loop(int steps) {
   return t;
 }
 
+// A host that outruns its GPU (CUDA graphs, nothing waits): each step launches one 6 ms graph
+// and marks its end 2 ms after the last; the GPU runs the launches back to back, the first 50 us
+// after its launch. The program's own CUDA events would time 6 ms steps. `launch_records` false:
+// a light trace, whose kernels carry no launch record.
+inline Timeline outrunning_loop(int steps, bool launch_records = true) {
+  Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  const std::uint32_t launch = t.intern("cudaGraphLaunch");
+  const std::uint32_t kernel = t.intern("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT");
+  const std::int64_t t0 = 1000 * kMs;
+  std::int64_t gpu_free = 0;
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t host = t0 + s * 2 * kMs;
+    const auto correlation = static_cast<std::uint64_t>(s + 1);
+    if (launch_records) {
+      t.host.push_back(
+          {HostInterval::Kind::api, 100, 100, host, host + 5 * kUs, launch, correlation});
+    }
+    GpuActivity a;
+    a.kind = GpuActivity::Kind::kernel;
+    a.name = kernel;
+    a.graph = true;
+    a.start_ns = std::max(host + 50 * kUs, gpu_free);
+    a.end_ns = a.start_ns + 6 * kMs;
+    a.correlation = correlation;
+    gpu_free = a.end_ns;
+    t.gpu.push_back(a);
+    t.marks.push_back({100, 100, host + 2 * kMs - 1, mark});
+  }
+  t.window_start_ns = t0 - kMs;
+  t.window_end_ns = t0 + steps * 2 * kMs;
+  return t;
+}
+
 }  // namespace gpuscope::trace::detail
