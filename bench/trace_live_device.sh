@@ -66,6 +66,10 @@ if steps.get("median_s") and own:
         o = statistics.median(inside)
         print(f"  the same steps by the program's own events: {o*1e3:.2f} ms ({len(inside)} steps), "
               f"trace / own {t/o:.3f}")
+walls = [round(p.get("wall_s", 0) * 1e3, 2) for p in per]
+if walls:
+    print("  step walls ms: first", walls[:3], "last", walls[-3:], "max", max(walls),
+          "| window_s", round(1e3 * ((s.get("window") or {}).get("seconds") or 0), 2))
 g = s.get("gpu") or {}
 print("  gpu:", {k: g.get(k) for k in ("busy_share", "kernels", "graph_kernels", "kernels_per_step",
                                         "mean_kernel_s", "devices")})
@@ -93,7 +97,7 @@ light_cases() {
 
 # The example programs of bench/trace_examples under `gpuscope trace`: the trace's step time
 # against the program's own over the same steps.
-step_cases() {
+steps_cases() {
   local py=bench/trace_examples name args
   for spec in "healthy_train:--steps 80" "sync_every_step:--steps 80" \
     "data_starved:--steps 30 --warmup 3" "launch_bound:--steps 150 --warmup 20"; do

@@ -92,20 +92,32 @@ std::unordered_map<std::uint64_t, std::int64_t> launch_times(const Timeline& t) 
 std::vector<std::int64_t> boundaries_on_gpu(
     const Timeline& t, const std::unordered_map<std::uint64_t, std::int64_t>& launch_at,
     const std::vector<std::int64_t>& bounds) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> launched_end;  // (launch, end), by launch
+  struct Launched {
+    std::int64_t launch, start, end, latest_end;  // latest_end: of this and all launched before
+  };
+  std::vector<Launched> launched;
   for (const GpuActivity& a : t.gpu) {
     auto it = a.correlation != 0 ? launch_at.find(a.correlation) : launch_at.end();
-    if (it != launch_at.end()) launched_end.emplace_back(it->second, a.end_ns);
+    if (it != launch_at.end()) launched.push_back({it->second, a.start_ns, a.end_ns, a.end_ns});
   }
-  std::sort(launched_end.begin(), launched_end.end());
-  for (std::size_t i = 1; i < launched_end.size(); ++i)  // the latest end so far
-    launched_end[i].second = std::max(launched_end[i].second, launched_end[i - 1].second);
+  std::sort(launched.begin(), launched.end(),
+            [](const Launched& a, const Launched& b) { return a.launch < b.launch; });
+  for (std::size_t i = 1; i < launched.size(); ++i)
+    launched[i].latest_end = std::max(launched[i].latest_end, launched[i - 1].latest_end);
   std::vector<std::int64_t> ends;
   for (const std::int64_t b : bounds) {
-    const auto after = std::lower_bound(launched_end.begin(), launched_end.end(), b,
-                                        [](const std::pair<std::int64_t, std::int64_t>& e,
-                                           std::int64_t at) { return e.first < at; });
-    ends.push_back(after == launched_end.begin() ? b : std::max(b, std::prev(after)->second));
+    const auto after =
+        std::lower_bound(launched.begin(), launched.end(), b,
+                         [](const Launched& e, std::int64_t at) { return e.launch < at; });
+    std::int64_t end = after == launched.begin() ? b : std::max(b, std::prev(after)->latest_end);
+    // The first boundary: the GPU may still run work launched before the window, unrecorded.
+    // The first work launched after the boundary then waits for it: the boundary is passed
+    // when the GPU gets to that work, less the host's time from the boundary to its launch. A
+    // wait of a launch's own latency (microseconds) is no such backlog.
+    constexpr std::int64_t kBacklogNs = 100'000;
+    if (ends.empty() && after != launched.end() && after->start - after->launch > kBacklogNs)
+      end = std::max(end, b + after->start - after->launch);
+    ends.push_back(end);
   }
   return ends;
 }

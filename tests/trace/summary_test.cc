@@ -80,6 +80,22 @@ TEST(TraceSummary, StepsTakeWhatTheGpuTookWhenTheHostOutrunsIt) {
   EXPECT_NEAR(s.gpu_busy_share, 1.0, 1e-6);
 }
 
+// The window opened just before a mark while the GPU still ran 16 ms of earlier steps' work,
+// unrecorded: the first step starts when the GPU got to its work, not when the host passed the
+// mark.
+TEST(TraceSummary, TheFirstStepStartsWhenTheGpuGotToItsWork) {
+  Timeline t = outrunning_loop(12);
+  const std::int64_t mark3 = t.marks[3].at_ns;
+  t.window_start_ns = mark3 - 10 * kUs;  // steps 0-3 launched before: not recorded
+  std::erase_if(t.gpu, [](const GpuActivity& a) { return a.correlation <= 4; });
+  std::erase_if(t.host, [](const HostInterval& h) { return h.correlation <= 4; });
+  TraceSummary s = summarize(t, {}, {});
+  ASSERT_EQ(s.steps.size(), 8u);
+  // (The first one by 1 ns more: the host launched its work 1 ns after passing the mark.)
+  for (const StepStats& st : s.steps) EXPECT_NEAR(st.wall_s, 6e-3, 2e-9);
+  EXPECT_NEAR(s.gpu_busy_share, 1.0, 1e-6);
+}
+
 // Without launch records (a light trace) nothing says which step launched what: the steps stay
 // as the host passed them.
 TEST(TraceSummary, WithoutLaunchRecordsTheHostsBoundsStand) {
