@@ -319,19 +319,17 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
     pd.findings = detail::run_rules(o);
     all.insert(all.end(), pd.findings.begin(), pd.findings.end());
     if (o.traced_step_s > 1.1 * o.step_s) {
-      // A launch-bound program pays for CUPTI's records of every CUDA call it makes; a light
-      // trace records none (bench/RESULTS.md, session 11).
-      const bool launch_bound =
-          std::any_of(pd.findings.begin(), pd.findings.end(),
-                      [](const Finding& f) { return f.id == "launch_bound"; });
+      // Tracing slows a program whose host sets its pace (launch-bound, or a slow host): CUPTI
+      // costs the host per launch and per CUDA call. A light trace records no calls and costs
+      // about half (bench/RESULTS.md, sessions 11-12).
       d.notes.push_back(fmt::format(
           "{}: tracing slowed its steps from {:.2f} ms (untraced steps) to {:.2f} ms; the "
           "gains are computed on the untraced step time{}",
           o.subject, o.step_s * 1e3, o.traced_step_s * 1e3,
-          launch_bound && s.syncs_recorded
-              ? " (--light traces a launch-bound program at less cost: no records of its "
-                "synchronizations and CUDA calls)"
-              : ""));
+          s.syncs_recorded ? " (its host sets its pace, and tracing costs the host per CUDA "
+                             "call: --light records no synchronizations or CUDA calls and "
+                             "costs such a program less)"
+                           : ""));
     }
     if (!s.syncs_recorded) {
       d.notes.push_back(o.subject +
