@@ -146,7 +146,10 @@ struct TraceWindow {
   std::optional<uint64_t> first_step;  // the first step inside
   std::optional<uint64_t> end_step;    // the first step after (steps [first_step, end_step))
   std::string begin_reason;            // "always", "steps", "time"
-  std::string end_reason;              // "steps", "duration", "exit", "signal"
+  std::string end_reason;              // "steps", "duration", "steps_stalled", "exit", "signal"
+  // Opened on time (no step marked by then), the program then marked steps: the traced steps
+  // begin here, at step `steps_step`; the recording before is warm-up (compilation, loading).
+  std::optional<uint64_t> steps_begin_ns, steps_step;
   std::optional<uint64_t> enable_ns, disable_ns;  // what turning CUPTI on and off cost
   // After the close, CUPTI recorded on until the GPU had finished the window's work: when that
   // was, and "done" or "timeout" (the GPU was given up on).

@@ -8,6 +8,9 @@
   is an iteration all the same. DataLoader worker processes emit no marks.
 - An NVTX range "gpuscope.data_wait" around each DataLoader iterator's __next__: the time the
   training loop waited for its next batch.
+- An NVTX mark "gpuscope.steps_expected" once, when the program makes its first optimizer: step
+  marks will come, so the trace window waits for them rather than opening on time during a long
+  start (torch.compile compiles in the first step; a dataset may take minutes to load).
 
 Only NVTX calls are added: no synchronization, no output. An exception inside a hook disables
 them all, with one line on stderr; GPUSCOPE_SHIM_DEBUG=1 says on stderr what was installed.
@@ -19,6 +22,7 @@ import weakref
 
 STEP_MARK = "gpuscope.step"
 DATA_WAIT_RANGE = "gpuscope.data_wait"
+STEPS_EXPECTED_MARK = "gpuscope.steps_expected"
 
 _installed = False
 _disabled = False
@@ -77,6 +81,36 @@ def _on_optimizer_step(optimizer, args, kwargs):
         _steps.on_step(optimizer)
     except Exception as err:
         _disable("the optimizer step hook", err)
+
+
+_steps_expected = False
+
+
+def _on_optimizer_made():
+    global _steps_expected
+    if _disabled or _steps_expected:
+        return
+    try:
+        if _steps._get_worker_info() is None:
+            _steps_expected = True
+            _steps._mark(STEPS_EXPECTED_MARK)
+    except Exception as err:
+        _disable("the optimizer hook", err)
+
+
+def _wrap_optimizer_init(cls):
+    """Makes cls.__init__ say, once, that steps will come; a no-op when already wrapped."""
+    original = cls.__dict__.get("__init__")
+    if original is None or getattr(original, "_gpuscope_wrapped", False):
+        return
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        _on_optimizer_made()
+
+    __init__._gpuscope_wrapped = True
+    cls.__init__ = __init__
 
 
 def _wrap_grad_scaler_step(cls):
@@ -148,7 +182,7 @@ def _install(torch):
     # `optimizer` attribute, for one.
     global _steps
     from torch.cuda import nvtx
-    from torch.optim.optimizer import register_optimizer_step_post_hook
+    from torch.optim.optimizer import Optimizer, register_optimizer_step_post_hook
     from torch.utils.data import get_worker_info
     from torch.utils.data.dataloader import _BaseDataLoaderIter
 
@@ -157,6 +191,7 @@ def _install(torch):
         return
     _steps = _Steps(nvtx.mark, get_worker_info)
     register_optimizer_step_post_hook(_on_optimizer_step)
+    _wrap_optimizer_init(Optimizer)
     scalers = []
     for module_name in ("torch.amp.grad_scaler", "torch.cuda.amp.grad_scaler"):
         try:

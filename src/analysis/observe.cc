@@ -285,9 +285,14 @@ std::optional<double> untraced_step_s(const Timeline& t, const std::string& step
   }
   std::sort(marks.begin(), marks.end());
   std::vector<double> before;
+  // Untraced: before CUPTI recorded anything (a window opened on time records warm-up steps
+  // before its traced ones).
+  const std::int64_t recorded_from = t.recording_start_ns > 0
+                                         ? std::min(t.recording_start_ns, t.window_start_ns)
+                                         : t.window_start_ns;
   // The first step is warm-up (cuDNN autotuning, the allocator growing): left out.
   for (std::size_t i = 1; i + 1 < marks.size(); ++i) {
-    if (t.window_end_ns > t.window_start_ns && marks[i + 1] >= t.window_start_ns) break;
+    if (t.window_end_ns > t.window_start_ns && marks[i + 1] >= recorded_from) break;
     before.push_back(static_cast<double>(marks[i + 1] - marks[i]) * kNs);
   }
   if (before.size() < 3) return std::nullopt;

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuscope::inject {
@@ -45,6 +46,10 @@ enum ActivityKindBit : uint32_t {
   kOverheadBit = 1u << 6,
   kAllKindBits = (1u << 7) - 1,
 };
+
+// The NVTX mark the Python shim emits when the program makes its first optimizer: step marks
+// will come (the window then waits for them, not for the time warm-up).
+inline constexpr std::string_view kStepsExpectedMark = "gpuscope.steps_expected";
 
 struct Config {
   std::string dir;

@@ -144,6 +144,7 @@ void mark(nvtxDomainHandle_t domain, std::string_view text, const nvtxEventAttri
     session->on_step(ts, tid);
     return;
   }
+  if (text == kStepsExpectedMark) session->on_steps_expected();  // and recorded as a mark
   session->with_writer([&](RecordWriter& writer, std::string& scratch) {
     const uint32_t name = writer.intern(text);
     JsonLine line(scratch, "mark");

@@ -190,13 +190,21 @@ void Session::on_step(uint64_t ts, uint32_t tid) noexcept {
   ensure_open();
   try {
     std::lock_guard lock(window_mutex_);
-    window_.count_step();
+    window_.count_step(ts);
     const uint64_t n = window_.steps_seen() - 1;
     with_writer([&](RecordWriter& writer, std::string& scratch) {
       writer.append(JsonLine(scratch, "step").u("n", n).u("ts", ts).u("tid", tid).end(),
                     RecordKind::step);
     });
     advance_window(ts);
+  } catch (...) {
+  }
+}
+
+void Session::on_steps_expected() noexcept {
+  try {
+    std::lock_guard lock(window_mutex_);
+    window_.expect_steps();
   } catch (...) {
   }
 }
@@ -221,6 +229,13 @@ void Session::advance_window(uint64_t now) noexcept {
 }
 
 void Session::apply(const WindowEvent& event, uint64_t now) noexcept {
+  if (event.kind == WindowEvent::steps_begin) {  // opened on time; the traced steps begin now
+    with_writer([&](RecordWriter& writer, std::string& scratch) {
+      writer.append(JsonLine(scratch, "window_steps").u("ts", now).u("step", event.step).end(),
+                    RecordKind::other, /*forced=*/false);
+    });
+    return;
+  }
   const bool opened = event.kind == WindowEvent::opened;
   const uint64_t before = now_ns();
   // At the close CUPTI keeps recording: the flusher stops it once the GPU has finished the

@@ -61,6 +61,8 @@ class Session {
 
   // A step mark: writes the "step" record and moves the window.
   void on_step(uint64_t ts, uint32_t tid) noexcept;
+  // The steps-expected mark (the Python shim saw an optimizer made): the window waits for steps.
+  void on_steps_expected() noexcept;
 
   // CUPTI is ready (or not): the window may open right away.
   void attach_backend(ActivityBackend* backend) noexcept;

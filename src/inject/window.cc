@@ -14,30 +14,48 @@ uint64_t seconds_to_ns(double seconds) {
 Window::Window(WindowSettings settings, uint64_t origin_ns)
     : settings_(settings), origin_ns_(origin_ns) {}
 
+void Window::count_step(uint64_t now_ns) {
+  if (last_mark_ns_ != 0 && now_ns > last_mark_ns_)
+    longest_step_ns_ = std::max(longest_step_ns_, now_ns - last_mark_ns_);
+  last_mark_ns_ = std::max(last_mark_ns_, now_ns);
+  ++steps_seen_;
+}
+
 WindowEvent Window::advance(uint64_t now_ns) {
   const bool by_steps = settings_.skip_steps || settings_.steps;
   const bool by_time = settings_.skip_s || settings_.duration_s;
+  const uint64_t skip_steps = settings_.skip_steps.value_or(0);
   if (state_ == WindowState::before) {
     const char* reason = nullptr;
     if (!by_steps && !by_time) {
       reason = "always";
-    } else if (by_steps && steps_seen_ >= settings_.skip_steps.value_or(0)) {
+    } else if (by_steps && steps_seen_ >= skip_steps) {
       reason = "steps";
-    } else if (by_time && now_ns >= origin_ns_ + seconds_to_ns(settings_.skip_s.value_or(0))) {
+    } else if (by_time && steps_seen_ == 0 && !steps_expected_ &&
+               now_ns >= origin_ns_ + seconds_to_ns(settings_.skip_s.value_or(0))) {
       reason = "time";
     }
     if (reason == nullptr) return {};
     state_ = WindowState::open;
     open_step_ = steps_seen_;
     open_ns_ = now_ns;
+    if (reason[0] != 't') traced_from_ = steps_seen_;
     return {WindowEvent::opened, reason, steps_seen_};
   }
-  if (state_ == WindowState::open) {
-    if (settings_.steps && steps_seen_ - open_step_ >= *settings_.steps) {
-      return close(now_ns, "steps");
-    }
-    if (settings_.duration_s && now_ns >= open_ns_ + seconds_to_ns(*settings_.duration_s)) {
-      return close(now_ns, "duration");
+  if (state_ != WindowState::open) return {};
+  // Opened on time, and the program marks steps after all: its traced steps begin now.
+  if (!traced_from_ && by_steps && steps_seen_ > open_step_ && steps_seen_ >= skip_steps) {
+    traced_from_ = steps_seen_;
+    return {WindowEvent::steps_begin, "steps", steps_seen_};
+  }
+  if (traced_from_ && settings_.steps && steps_seen_ - *traced_from_ >= *settings_.steps) {
+    return close(now_ns, "steps");
+  }
+  const bool awaiting_first_step = steps_expected_ && steps_seen_ == open_step_;
+  if (settings_.duration_s && !awaiting_first_step) {
+    const uint64_t since = std::max(open_ns_, last_mark_ns_);
+    if (now_ns >= since + seconds_to_ns(*settings_.duration_s) + longest_step_ns_) {
+      return close(now_ns, steps_seen_ > open_step_ ? "steps_stalled" : "duration");
     }
   }
   return {};

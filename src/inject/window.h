@@ -2,10 +2,18 @@
 // CUPTI) so tests can drive it step by step.
 //
 // One window per process. Step settings (skip_steps, steps) count the step marks; time settings
-// (skip_s, duration_s) count seconds from the library's start in the process. It opens at the
-// first of: `skip_steps` steps seen, `skip_s` seconds passed (each only if that kind of setting
-// is given); with no setting at all it opens at once and covers the whole run. It closes at the
-// first of: `steps` steps inside it, `duration_s` seconds inside it, or the process ending.
+// (skip_s, duration_s) count seconds, and are for a program that marks no steps. With no setting
+// at all it opens at once and covers the whole run. Otherwise:
+//   - it opens at `skip_steps` steps seen, or at `skip_s` seconds from the library's start in
+//     the process when no step has been marked by then and none is expected (expect_steps: the
+//     Python shim saw an optimizer made, so steps will come, after a compilation maybe);
+//   - the traced steps begin at `skip_steps` steps seen: when the window opened; or later, when it
+//     opened on time and the program then marks steps (a slow start: torch.compile, loading):
+//     the `steps_begin` event;
+//   - it closes `steps` steps after the traced steps began; or, while no step comes, `duration_s`
+//     plus the longest step seen so far after the window opened or the last step mark (a program
+//     that marks no steps, or stopped marking them: an evaluation after training), though not
+//     before the first step once steps are expected; or when the process ends.
 #pragma once
 
 #include <cstdint>
@@ -23,17 +31,21 @@ struct WindowSettings {
 enum class WindowState { before, open, closed };
 
 struct WindowEvent {
-  enum Kind { none, opened, closed } kind = none;
-  const char* reason = "";  // opened: "always", "steps", "time"; closed: "steps", "duration", ...
-  uint64_t step = 0;        // steps seen when it happened (the first step inside / after)
+  enum Kind { none, opened, steps_begin, closed } kind = none;
+  // opened: "always", "steps", "time"; steps_begin: "steps"; closed: "steps", "duration",
+  // "steps_stalled", or a reason of close()'s
+  const char* reason = "";
+  uint64_t step = 0;  // steps seen when it happened (the first step inside / after)
 };
 
 class Window {
  public:
   Window(WindowSettings settings, uint64_t origin_ns);
 
-  // A step mark: one more step finished.
-  void count_step() { ++steps_seen_; }
+  // A step mark at `now_ns`: one more step finished.
+  void count_step(uint64_t now_ns);
+  // Steps will be marked (an optimizer was made): no opening on time.
+  void expect_steps() { steps_expected_ = true; }
 
   // At most one transition due at `now_ns`; call until it returns `none`.
   WindowEvent advance(uint64_t now_ns);
@@ -51,6 +63,10 @@ class Window {
   uint64_t steps_seen_ = 0;
   uint64_t open_step_ = 0;
   uint64_t open_ns_ = 0;
+  std::optional<uint64_t> traced_from_;  // the step the traced steps begin at
+  uint64_t last_mark_ns_ = 0;            // 0: no step marked yet
+  uint64_t longest_step_ns_ = 0;
+  bool steps_expected_ = false;
 };
 
 // What follows the window's close, one flusher tick at a time. The host may run far ahead of its

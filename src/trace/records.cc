@@ -231,6 +231,13 @@ Result<bool> apply(const json& record, ProcessTrace& trace) {
       (begin ? w.begin_reason : w.end_reason) = std::move(reason);
       if (cost) (begin ? w.enable_ns : w.disable_ns) = cost;
     }
+  } else if (type == "window_steps") {
+    const uint64_t ts = u64(r, "ts");
+    const uint64_t step = u64(r, "step");
+    if (r.status().ok()) {
+      trace.window.steps_begin_ns = ts;
+      trace.window.steps_step = step;
+    }
   } else if (type == "window_gpu_end") {
     const uint64_t ts = u64(r, "ts");
     std::string status = r.text("status");

@@ -243,11 +243,18 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     // Only the steps inside the window have GPU records: those are the ones broken down.
     if (t.window_end_ns > t.window_start_ns) {
       std::vector<std::int64_t> inside;
+      const std::int64_t recorded_from = t.recording_start_ns > 0
+                                             ? std::min(t.recording_start_ns, t.window_start_ns)
+                                             : t.window_start_ns;
+      s.first_recorded_step = bounds.size();
       for (std::size_t i = 0; i < bounds.size(); ++i) {
+        if (bounds[i] >= recorded_from && s.first_recorded_step == bounds.size())
+          s.first_recorded_step = i;
         if (bounds[i] < t.window_start_ns || bounds[i] > t.window_end_ns) continue;
         if (inside.empty()) s.first_traced_step = i;
         inside.push_back(bounds[i]);
       }
+      s.first_recorded_step = std::min(s.first_recorded_step, s.first_traced_step);
       bounds = std::move(inside);
       // Ranges: the last one inside ends inside too, though the next start lies beyond.
       if (s.step_source == StepSource::range && !bounds.empty()) {

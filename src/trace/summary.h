@@ -73,6 +73,10 @@ struct TraceSummary {
   // `first_traced_step` + k of the run.
   std::vector<StepStats> steps;
   std::size_t first_traced_step = 0;
+  // The first step CUPTI recorded: before first_traced_step when the window opened on time and
+  // the program marked its first steps later (warm-up inside the recording, neither traced nor
+  // untraced).
+  std::size_t first_recorded_step = 0;
   std::optional<double> step_median_s, step_p10_s, step_p90_s;
   // Every step the marks bound, traced or not (marks cost next to nothing, so the untraced
   // steps show what tracing cost and how the run went before and after the window).

@@ -161,6 +161,8 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     if (!p.window.end_reason.empty()) w["end_reason"] = p.window.end_reason;
     if (p.window.first_step) w["first_step"] = *p.window.first_step;
     if (p.window.end_step) w["end_step"] = *p.window.end_step;
+    // Opened on time before any step; the traced steps began at this step (warm-up before).
+    if (p.window.steps_step) w["steps_from_step"] = *p.window.steps_step;
     w["opened"] = p.window.begin_ns.has_value();
     // CUPTI recorded on after the close until the GPU finished the window's work.
     if (p.window.gpu_end_ns && p.window.end_ns) {
@@ -189,7 +191,7 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     // Steps outside the window: what the run costs untraced (marks only).
     std::vector<double> outside;
     for (std::size_t i = 0; i < s.all_step_s.size(); ++i) {
-      const bool inside = i >= s.first_traced_step && i < s.first_traced_step + s.steps.size();
+      const bool inside = i >= s.first_recorded_step && i < s.first_traced_step + s.steps.size();
       if (!inside) outside.push_back(s.all_step_s[i]);
     }
     steps["marked_median_s"] = median(s.all_step_s);
@@ -342,7 +344,12 @@ void print_summary_json(const json& j, std::ostream& out) {
   const json& steps = j["steps"];
   const json& gpu = j["gpu"];
   out << fmt::format("Trace window: {:.2f} s", j["window"].value("seconds", 0.0));
-  if (j["window"].contains("first_step")) {
+  if (j["window"].contains("steps_from_step")) {
+    // Opened on time before the program marked a step: warm-up, then the traced steps.
+    out << fmt::format(", opened before the first step; steps [{}, {}) traced",
+                       j["window"]["steps_from_step"].get<long long>(),
+                       j["window"].value("end_step", 0LL));
+  } else if (j["window"].contains("first_step")) {
     out << fmt::format(", steps [{}, {})", j["window"]["first_step"].get<long long>(),
                        j["window"].value("end_step", 0LL));
   }

@@ -72,7 +72,10 @@ struct Timeline {
   std::vector<GpuActivity> gpu;
   std::vector<HostInterval> host;
   std::vector<Mark> marks;
+  // The traced steps' span. CUPTI may have recorded from earlier (recording_start_ns): a window
+  // opened on time whose program marked steps later (warm-up, not traced steps).
   std::int64_t window_start_ns = 0, window_end_ns = 0;
+  std::int64_t recording_start_ns = 0;
   pid_t main_pid = 0;  // the observed command's process
   // Whether synchronizations were recorded (the "sync" kind, off in a light trace): else a count
   // of 0 means nothing.

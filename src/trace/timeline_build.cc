@@ -133,7 +133,8 @@ Timeline build_timeline(const std::vector<ProcessTrace>& processes, pid_t comman
       t.marks.push_back({pid, static_cast<pid_t>(s.tid), ns(s.ts_ns), step_mark});
     }
     if (pid == t.main_pid && p.window.begin_ns) {
-      t.window_start_ns = ns(*p.window.begin_ns);
+      t.recording_start_ns = ns(*p.window.begin_ns);
+      t.window_start_ns = ns(p.window.steps_begin_ns.value_or(*p.window.begin_ns));
       t.window_end_ns = p.window.end_ns ? ns(*p.window.end_ns) : 0;
     }
   }

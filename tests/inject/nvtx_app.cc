@@ -5,6 +5,10 @@
 //                           from two threads; then a fork child that records too
 //   nvtx_app steps N        N step marks ("gpuscope.step"), each inside a "train" range
 //   nvtx_app torch-steps N  N steps as gpuscope-torch marks them (workloads/torch/nvtx_range.h)
+//   nvtx_app slow-steps START_MS STEP_MS N [expect]
+//                           a mark, a slow start (START_MS of sleep, as a compilation), then
+//                           N step marks STEP_MS apart; `expect`: the shim's steps-expected
+//                           mark before the sleep
 //   nvtx_app flood N        N identical marks as fast as it can; prints its peak memory (kB)
 //   nvtx_app sigterm        marks, then SIGTERM to itself (default action: killed)
 //   nvtx_app sigterm-own    installs its own SIGTERM handler first (prints, exits 42)
@@ -116,6 +120,17 @@ int steps(int n) {
   return 0;
 }
 
+int slow_steps(int start_ms, int step_ms, int n, bool expect) {
+  nvtxMarkA("start");  // the library starts here, as it would at CUDA's initialization
+  if (expect) nvtxMarkA("gpuscope.steps_expected");
+  std::this_thread::sleep_for(std::chrono::milliseconds(start_ms));
+  for (int i = 0; i < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+    nvtxMarkA("gpuscope.step");
+  }
+  return 0;
+}
+
 int flood(long n) {
   nvtxMarkA("start");
   const long before = peak_kb();
@@ -188,6 +203,10 @@ int main(int argc, char** argv) {
   if (mode == "steps" && argc > 2) return steps(std::atoi(argv[2]));
   if (mode == "torch-steps" && argc > 2) return torch_steps(std::atoi(argv[2]));
   if (mode == "flood" && argc > 2) return flood(std::atol(argv[2]));
+  if (mode == "slow-steps" && argc > 4) {
+    return slow_steps(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]),
+                      argc > 5 && std::string(argv[5]) == "expect");
+  }
   if (mode == "sigterm") return sigterm(false);
   if (mode == "sigterm-own") return sigterm(true);
   if (mode == "sigkill") return sigkill();

@@ -14,7 +14,7 @@ TEST(Window, WithNoSettingsItOpensAtOnceAndOnlyCloses) {
   const WindowEvent opened = window.advance(5);
   EXPECT_EQ(opened.kind, WindowEvent::opened);
   EXPECT_EQ(std::string(opened.reason), "always");
-  for (int i = 0; i < 100; ++i) window.count_step();
+  for (int i = 0; i < 100; ++i) window.count_step(10 + i);
   EXPECT_EQ(window.advance(1000 * kSecond).kind, WindowEvent::none);
   const WindowEvent closed = window.close(1001 * kSecond, "exit");
   EXPECT_EQ(closed.kind, WindowEvent::closed);
@@ -25,24 +25,103 @@ TEST(Window, WithNoSettingsItOpensAtOnceAndOnlyCloses) {
 TEST(Window, StepsSkipThenCount) {
   Window window({.skip_steps = 2, .steps = 3}, 0);
   EXPECT_EQ(window.advance(1).kind, WindowEvent::none);
-  window.count_step();
+  window.count_step(2);
   EXPECT_EQ(window.advance(2).kind, WindowEvent::none);
-  window.count_step();
+  window.count_step(3);
   const WindowEvent opened = window.advance(3);
   EXPECT_EQ(opened.kind, WindowEvent::opened);
   EXPECT_EQ(opened.step, 2u);
   EXPECT_EQ(std::string(opened.reason), "steps");
   for (int i = 0; i < 2; ++i) {
-    window.count_step();
+    window.count_step(4);
     EXPECT_EQ(window.advance(4).kind, WindowEvent::none);
   }
-  window.count_step();
+  window.count_step(5);
   const WindowEvent closed = window.advance(5);
   EXPECT_EQ(closed.kind, WindowEvent::closed);
   EXPECT_EQ(closed.step, 5u);
   EXPECT_EQ(std::string(closed.reason), "steps");
-  window.count_step();
+  window.count_step(6);
   EXPECT_EQ(window.advance(6).kind, WindowEvent::none);  // one window per process
+}
+
+// Steps of 4 s against a 10 s duration: a program that marks steps gets all it was asked for.
+TEST(Window, TheDurationDoesNotCutAProgramThatMarksSteps) {
+  Window window({.skip_steps = 2, .steps = 5, .skip_s = 20.0, .duration_s = 10.0}, 0);
+  uint64_t now = 0;
+  WindowEvent closed;
+  for (int i = 0; i < 20 && closed.kind == WindowEvent::none; ++i) {
+    now += 4 * kSecond;
+    window.count_step(now);
+    for (WindowEvent e = window.advance(now); e.kind != WindowEvent::none; e = window.advance(now))
+      if (e.kind == WindowEvent::closed) closed = e;
+  }
+  EXPECT_EQ(std::string(closed.reason), "steps");
+  EXPECT_EQ(closed.step, 7u);  // steps 2..6 traced
+}
+
+// A program that stops marking steps (an evaluation after training) closes the window once no
+// step came for the duration plus the longest step seen.
+TEST(Window, AProgramThatStopsMarkingStepsClosesAfterTheDurationAndItsLongestStep) {
+  Window window({.skip_steps = 1, .steps = 50, .duration_s = 10.0}, 0);
+  window.count_step(1 * kSecond);
+  window.count_step(4 * kSecond);  // a 3 s step
+  EXPECT_EQ(window.advance(4 * kSecond).kind, WindowEvent::opened);
+  window.count_step(5 * kSecond);
+  EXPECT_EQ(window.advance(17 * kSecond).kind, WindowEvent::none);
+  const WindowEvent closed = window.advance(18 * kSecond);
+  EXPECT_EQ(closed.kind, WindowEvent::closed);
+  EXPECT_EQ(std::string(closed.reason), "steps_stalled");
+}
+
+// A slow start (torch.compile, loading) with no shim to say steps will come: the window opens on
+// time, then the program marks steps: the traced steps begin at the skip, and the window closes
+// `steps` after them.
+TEST(Window, OpenedOnTimeTheTracedStepsBeginAtTheSkipOnceStepsCome) {
+  Window window({.skip_steps = 3, .steps = 2, .skip_s = 20.0, .duration_s = 30.0}, 0);
+  const WindowEvent opened = window.advance(20 * kSecond);
+  EXPECT_EQ(opened.kind, WindowEvent::opened);
+  EXPECT_EQ(std::string(opened.reason), "time");
+  uint64_t now = 40 * kSecond;
+  for (int i = 0; i < 2; ++i) {
+    window.count_step(now += kSecond);
+    EXPECT_EQ(window.advance(now).kind, WindowEvent::none);
+  }
+  window.count_step(now += kSecond);
+  const WindowEvent begun = window.advance(now);
+  EXPECT_EQ(begun.kind, WindowEvent::steps_begin);
+  EXPECT_EQ(begun.step, 3u);
+  window.count_step(now += kSecond);
+  EXPECT_EQ(window.advance(now).kind, WindowEvent::none);
+  window.count_step(now += kSecond);
+  const WindowEvent closed = window.advance(now);
+  EXPECT_EQ(closed.kind, WindowEvent::closed);
+  EXPECT_EQ(std::string(closed.reason), "steps");
+  EXPECT_EQ(closed.step, 5u);
+}
+
+// Time opens the window only for a program that has marked no step: one marking slow steps is
+// waited for.
+TEST(Window, TimeOpensNothingOnceAStepWasMarked) {
+  Window window({.skip_steps = 5, .steps = 2, .skip_s = 20.0, .duration_s = 10.0}, 0);
+  window.count_step(15 * kSecond);
+  EXPECT_EQ(window.advance(60 * kSecond).kind, WindowEvent::none);
+}
+
+// The shim saw an optimizer made: steps will come, so time opens nothing and an open window
+// waits for the first step however long it takes (a long compilation).
+TEST(Window, ExpectedStepsAreWaitedFor) {
+  Window before({.skip_steps = 2, .steps = 2, .skip_s = 20.0, .duration_s = 10.0}, 0);
+  before.expect_steps();
+  EXPECT_EQ(before.advance(300 * kSecond).kind, WindowEvent::none);
+
+  Window open({.skip_steps = 2, .steps = 2, .skip_s = 20.0, .duration_s = 10.0}, 0);
+  EXPECT_EQ(open.advance(20 * kSecond).kind, WindowEvent::opened);  // on time
+  open.expect_steps();
+  EXPECT_EQ(open.advance(300 * kSecond).kind, WindowEvent::none);  // no duration cut
+  open.count_step(301 * kSecond);
+  open.count_step(302 * kSecond);
+  EXPECT_EQ(open.advance(302 * kSecond).kind, WindowEvent::steps_begin);
 }
 
 TEST(Window, TimeSettingsCountFromTheOrigin) {

@@ -22,6 +22,7 @@ SHIM_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "gpusc
 FAKE_TORCH_DIR = os.path.join(HERE, "fake_torch")
 
 MARK = ["mark", "gpuscope.step"]
+EXPECTED = ["mark", "gpuscope.steps_expected"]
 PUSH = ["push", "gpuscope.data_wait"]
 POP = ["pop"]
 NEXT = ["next"]
@@ -71,12 +72,14 @@ class ShimCase(unittest.TestCase):
             timeout=120,
         )
 
-    def calls_of(self, source, **kwargs):
-        """Runs a program that ends with PRINT_CALLS; returns its NVTX calls (lists)."""
+    def calls_of(self, source, keep_expected=False, **kwargs):
+        """Runs a program that ends with PRINT_CALLS; returns its NVTX calls (lists), less the
+        steps-expected mark unless keep_expected (its own tests look at it)."""
         result = self.run_program(source, print_calls=True, **kwargs)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stderr, "")
-        return json.loads(result.stdout.splitlines()[-1])
+        calls = json.loads(result.stdout.splitlines()[-1])
+        return calls if keep_expected else [c for c in calls if c != EXPECTED]
 
     def assert_same_with_and_without_shim(self, source, **kwargs):
         without = self.run_program(source, shim=False, **kwargs)
@@ -178,9 +181,43 @@ class ShimTest(ShimCase):
             import torch
             torch.utils.data._worker_info = object()  # as inside a DataLoader worker
             torch.optim.SGD().step()
-            """
+            """,
+            keep_expected=True,
         )
         self.assertEqual(calls, [])
+
+    # --- steps expected ---------------------------------------------------------------------
+
+    def test_the_first_optimizer_made_says_once_that_steps_will_come(self):
+        calls = self.calls_of(
+            """
+            import torch
+
+            class Custom(torch.optim.Optimizer):
+                def __init__(self):
+                    super().__init__("custom")
+
+            opt = torch.optim.SGD()
+            torch.cuda.nvtx.mark("made")
+            other, custom = torch.optim.SGD("g"), Custom()
+            for _ in range(2):
+                opt.step()
+                custom.step()
+            """,
+            keep_expected=True,
+        )
+        self.assertEqual(calls, [EXPECTED, ["mark", "made"], MARK, MARK])
+
+    def test_no_optimizer_says_nothing(self):
+        calls = self.calls_of(
+            """
+            import torch
+            for _ in torch.utils.data.DataLoader([1, 2]):
+                pass
+            """,
+            keep_expected=True,
+        )
+        self.assertEqual(calls, [PUSH, NEXT, POP] * 3)
 
     # --- data_wait ranges -------------------------------------------------------------------
 
@@ -284,8 +321,8 @@ class ShimTest(ShimCase):
         self.assertEqual(
             result.stdout.splitlines(),
             [
-                "[('mark', 'gpuscope.step')]",
-                "[('mark', 'gpuscope.step')]",
+                "[('mark', 'gpuscope.steps_expected'), ('mark', 'gpuscope.step')]",
+                "[('mark', 'gpuscope.steps_expected'), ('mark', 'gpuscope.step')]",
                 "parent imported torch: False",
             ],
         )
@@ -346,12 +383,12 @@ class ShimTest(ShimCase):
             print("done", opt.updates)
             """,
             print_calls=True,
-            env={"FAKE_NVTX_FAIL_AFTER": "4"},  # the second range push fails
+            env={"FAKE_NVTX_FAIL_AFTER": "5"},  # the second range push fails
         )
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout.splitlines()[0], "done 3")
         calls = json.loads(result.stdout.splitlines()[-1])
-        self.assertEqual(calls, [PUSH, NEXT, POP, MARK, NEXT, NEXT, NEXT])
+        self.assertEqual(calls, [EXPECTED, PUSH, NEXT, POP, MARK, NEXT, NEXT, NEXT])
         lines = result.stderr.splitlines()
         self.assertEqual(len(lines), 1, result.stderr)
         self.assertTrue(lines[0].startswith("gpuscope-shim: "), lines[0])
@@ -410,7 +447,7 @@ class ShimTest(ShimCase):
         result = self.run_program(
             "import torch\ntorch.optim.SGD().step()\n", paths=[site_dir], print_calls=True
         )
-        self.assertEqual(json.loads(result.stdout.splitlines()[-1]), [MARK])
+        self.assertEqual(json.loads(result.stdout.splitlines()[-1]), [EXPECTED, MARK])
 
 
 # The real PyTorch (CPU is enough), when GPUSCOPE_SHIM_TEST_TORCH names the folder that holds it
@@ -494,12 +531,16 @@ class RealTorchTest(ShimCase):
         out = json.loads(result.stdout.splitlines()[-1])
         self.assertEqual(out["loader"], "SourceFileLoader")  # torch sees its own loader
         self.assertTrue(out["hooks"])
+        # The first optimizer made says that steps will come, once in the process.
+        self.assertEqual(out["workers0"]["calls"][0], EXPECTED)
+        self.assertNotIn(EXPECTED, out["workers0"]["calls"][1:] + out["workers2"]["calls"])
         for workers in ("workers0", "workers2"):
             run = out[workers]
             self.assertEqual(run["iterations"], 4)
             self.assertTrue(run["scale_halved_once"])  # the GradScaler did skip a step
             batch = [PUSH, POP]
-            self.assertEqual(run["calls"], (batch + [MARK]) * 4 + batch, workers)
+            calls = [c for c in run["calls"] if c != EXPECTED]
+            self.assertEqual(calls, (batch + [MARK]) * 4 + batch, workers)
 
 
 if __name__ == "__main__":

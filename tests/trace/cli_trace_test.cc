@@ -96,6 +96,43 @@ TEST(CliTrace, ALightTraceRecordsNoSynchronizationsAndSaysSo) {
   EXPECT_THAT(r.err, Not(HasSubstr("light trace")));
 }
 
+// A slow start (0.8 s of sleep, as a torch.compile) longer than the time warm-up (0.3 s): the
+// window opens on time, and when the program then marks steps the traced ones begin at the
+// skip. With the shim's steps-expected mark the window waits for the steps instead.
+TEST(CliTrace, ASlowStartIsWarmUpAndTheTracedStepsBeginAtTheSkip) {
+  const std::string app = std::string(GPUSCOPE_NVTX_APP) + " slow-steps 800 30 12";
+  const std::string window = " --skip 0.3 --skip-steps 3 --steps 4 --duration 2 -o ";
+  const std::string dir = fresh_tracing_dir("slow");
+  CliRun timed = tracing_gpuscope("trace" + window + dir + " -- " + app);
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  auto summary = read_json(dir + "/summary.json");
+  EXPECT_EQ(summary["window"]["begin_reason"], "time");
+  EXPECT_EQ(summary["window"]["steps_from_step"], 3);
+  EXPECT_EQ(summary["window"]["end_reason"], "steps");
+  EXPECT_EQ(summary["steps"]["traced"], 4);
+  EXPECT_THAT(timed.err, HasSubstr("opened before the first step; steps [3, 7) traced"));
+
+  CliRun expected = tracing_gpuscope("trace --json" + window + fresh_tracing_dir("expected") +
+                                     " -- " + app + " expect");
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  summary = nlohmann::json::parse(expected.out);
+  EXPECT_EQ(summary["window"]["begin_reason"], "steps");
+  EXPECT_EQ(summary["window"]["first_step"], 3);
+  EXPECT_FALSE(summary["window"].contains("steps_from_step"));
+  EXPECT_EQ(summary["steps"]["traced"], 4);
+}
+
+// Steps slower than --duration: a program that marks steps gets the steps it was asked for.
+TEST(CliTrace, TheDurationDoesNotCutAProgramThatMarksSteps) {
+  CliRun r = tracing_gpuscope("trace --json --skip-steps 1 --steps 5 --duration 0.1 -o " +
+                              fresh_tracing_dir("slow-steps") + " -- " +
+                              std::string(GPUSCOPE_NVTX_APP) + " slow-steps 0 80 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["window"]["end_reason"], "steps");
+  EXPECT_EQ(summary["steps"]["traced"], 5);
+}
+
 // gpuscope-torch's steps (one range name for all, a step mark at each end): found without
 // options, and by the range when asked.
 TEST(CliTrace, GpuscopeTorchStepsAreFoundByMarkAndByRange) {

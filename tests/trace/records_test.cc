@@ -74,6 +74,8 @@ TEST(TraceRecords, ReadsEveryRecordType) {
       "\n"
       R"({"t":"domain","dom":2,"name":4})"
       "\n"
+      R"({"t":"window_steps","ts":1650,"step":4})"
+      "\n"
       R"({"t":"window_end","ts":1700,"step":5,"reason":"steps"})"
       "\n"
       R"({"t":"window_gpu_end","ts":1750,"status":"done","waited_ns":50,"disable_ns":20000})"
@@ -91,6 +93,8 @@ TEST(TraceRecords, ReadsEveryRecordType) {
   const ProcessTrace& t = *trace;
   EXPECT_EQ(t.header.pid, 100);
   EXPECT_EQ(t.header.cmdline, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_EQ(t.window.steps_begin_ns, 1650u);
+  EXPECT_EQ(t.window.steps_step, 4u);
   EXPECT_EQ(t.header.window.skip_steps, 2u);
   EXPECT_EQ(t.header.window.steps, 3u);
   EXPECT_FALSE(t.header.window.skip_s.has_value());

@@ -96,6 +96,24 @@ TEST(TraceSummary, TheFirstStepStartsWhenTheGpuGotToItsWork) {
   EXPECT_NEAR(s.gpu_busy_share, 1.0, 1e-6);
 }
 
+// A window opened on time before the program marked a step (a slow start), whose traced steps
+// began at the skip: the steps before are warm-up, recorded but neither traced nor untraced.
+TEST(TraceSummary, StepsRecordedBeforeTheTracedOnesAreWarmUp) {
+  Timeline t = starved_loop(10, true);
+  t.recording_start_ns = t.marks.front().at_ns - kMs;
+  t.window_start_ns = t.marks[4].at_ns;
+  t.window_end_ns = t.marks[9].at_ns;
+  const TraceSummary s = summarize(t, {}, {});
+  ASSERT_EQ(s.steps.size(), 5u);
+  EXPECT_EQ(s.first_traced_step, 4u);
+  EXPECT_EQ(s.first_recorded_step, 0u);
+  const nlohmann::json j = summary_to_json(s, t, {});
+  EXPECT_FALSE(j["steps"].contains("untraced_median_s")) << j["steps"].dump();
+  t.recording_start_ns = t.window_start_ns;  // as a window opened at the skip
+  const nlohmann::json k = summary_to_json(summarize(t, {}, {}), t, {});
+  EXPECT_NEAR(k["steps"]["untraced_median_s"].get<double>(), 11e-3, 1e-9);
+}
+
 // Without launch records (a light trace) nothing says which step launched what: the steps stay
 // as the host passed them.
 TEST(TraceSummary, WithoutLaunchRecordsTheHostsBoundsStand) {
