@@ -160,5 +160,40 @@ TEST(TraceOnH100Recording, TheWindowsStepsMatchTheProgramsOwnTiming) {
   expect_valid_trace(json::parse(out.str()));
 }
 
+// A real recording, labelled: bench/trace_examples/compiled_train.py --compile-mode
+// reduce-overhead (torch.compile with CUDA graphs, fused AdamW, 10 steps of warm-up then 100),
+// traced on the lent H100 80GB HBM3 (driver 580.159.04, torch 2.11.0+cu130) on 2026-11-26 by
+// `gpuscope trace --skip-steps 30 --steps 30` (session 12, call 7), then trimmed by
+// tests/fixtures/diagnose/trim.py --steps 8 to the window's last 8 steps (its records of steps
+// 22-29). Its host passed a step mark every 2.8-3.2 ms while its GPU ran a step in 6.1 ms, and the
+// trimmed window opens on GPU work queued before it, unrecorded. program_steps.json is the
+// program's own output: a CUDA event after each timed step.
+constexpr const char* kH100Graphs = GPUSCOPE_TEST_FIXTURES "/trace/h100_compiled_graphs";
+
+TEST(TraceOnH100Recording, AHostThatOutrunsItsGpuGetsTheGpusStepTimes) {
+  auto processes = read_trace_dir(kH100Graphs);
+  ASSERT_TRUE(processes.ok()) << processes.status().message();
+  const ProcessTrace& p = processes->front();
+  ASSERT_EQ(p.window.first_step, 21u);  // the trim's window: steps 22-29 traced
+  Timeline t = build_timeline(*processes, static_cast<pid_t>(p.header.pid));
+  TraceSummary s = summarize(t, {}, {});
+  ASSERT_EQ(s.steps.size(), 8u);
+  // Step 22 + k of the run is the program's timed step 12 + k (after its 10 of warm-up).
+  const auto own = json::parse(testing::slurp(std::string(kH100Graphs) + "/program_steps.json"));
+  std::vector<double> own_window;
+  for (std::size_t k = 12; k < 20; ++k) own_window.push_back(own["step_times_s"][k].get<double>());
+  std::sort(own_window.begin(), own_window.end());
+  const double own_median = (own_window[3] + own_window[4]) / 2;
+  ASSERT_TRUE(s.step_median_s.has_value());
+  EXPECT_NEAR(*s.step_median_s / own_median, 1.0, 0.02) << *s.step_median_s << " vs " << own_median;
+  for (const StepStats& st : s.steps) {
+    EXPECT_GT(st.wall_s, 0.9 * own_median);  // not the host's 3 ms
+    EXPECT_LT(st.wall_s, 1.2 * own_median);  // the first one not carrying the queued work
+    EXPECT_EQ(st.kernels, 150u);
+  }
+  EXPECT_GT(s.gpu_busy_share, 0.9);
+  EXPECT_GT(s.graph_kernels, 0u);
+}
+
 }  // namespace
 }  // namespace gpuscope::trace::detail
