@@ -111,6 +111,7 @@ TEST(CliTrace, ASlowStartIsWarmUpAndTheTracedStepsBeginAtTheSkip) {
   EXPECT_EQ(summary["window"]["end_reason"], "steps");
   EXPECT_EQ(summary["steps"]["traced"], 4);
   EXPECT_THAT(timed.err, HasSubstr("opened before the first step; steps [3, 7) traced"));
+  EXPECT_THAT(timed.err, HasSubstr("opened before the first step; steps [3, 7) traced"));
 
   CliRun expected = tracing_gpuscope("trace --json" + window + fresh_tracing_dir("expected") +
                                      " -- " + app + " expect");
