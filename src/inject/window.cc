@@ -15,8 +15,9 @@ Window::Window(WindowSettings settings, uint64_t origin_ns)
     : settings_(settings), origin_ns_(origin_ns) {}
 
 void Window::count_step(uint64_t now_ns) {
-  if (last_mark_ns_ != 0 && now_ns > last_mark_ns_)
-    longest_step_ns_ = std::max(longest_step_ns_, now_ns - last_mark_ns_);
+  // The first step counts from the library's start (the program's start up to it, too).
+  const uint64_t previous = last_mark_ns_ != 0 ? last_mark_ns_ : origin_ns_;
+  if (now_ns > previous) longest_step_ns_ = std::max(longest_step_ns_, now_ns - previous);
   last_mark_ns_ = std::max(last_mark_ns_, now_ns);
   ++steps_seen_;
 }

@@ -11,7 +11,8 @@
 //     opened on time and the program then marks steps (a slow start: torch.compile, loading):
 //     the `steps_begin` event;
 //   - it closes `steps` steps after the traced steps began; or, while no step comes, `duration_s`
-//     plus the longest step seen so far after the window opened or the last step mark (a program
+//     plus the longest step seen so far (the first from the library's start) after the window
+//     opened or the last step mark (a program
 //     that marks no steps, or stopped marking them: an evaluation after training), though not
 //     before the first step once steps are expected; or when the process ends.
 #pragma once

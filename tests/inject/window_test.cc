@@ -45,6 +45,18 @@ TEST(Window, StepsSkipThenCount) {
   EXPECT_EQ(window.advance(6).kind, WindowEvent::none);  // one window per process
 }
 
+// A first step slower than the duration: it counts from the library's start, so the window
+// opened after it waits as long for the next.
+TEST(Window, TheFirstStepCountsFromTheStart) {
+  Window window({.skip_steps = 1, .steps = 2, .duration_s = 1.0}, 10 * kSecond);
+  window.count_step(14 * kSecond);
+  EXPECT_EQ(window.advance(14 * kSecond).kind, WindowEvent::opened);
+  EXPECT_EQ(window.advance(18 * kSecond).kind, WindowEvent::none);
+  window.count_step(18 * kSecond);
+  EXPECT_EQ(window.advance(18 * kSecond).kind, WindowEvent::none);
+  EXPECT_EQ(window.advance(23 * kSecond).kind, WindowEvent::closed);  // 18 + 1 + 4
+}
+
 // Steps of 4 s against a 10 s duration: a program that marks steps gets all it was asked for.
 TEST(Window, TheDurationDoesNotCutAProgramThatMarksSteps) {
   Window window({.skip_steps = 2, .steps = 5, .skip_s = 20.0, .duration_s = 10.0}, 0);

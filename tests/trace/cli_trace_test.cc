@@ -96,11 +96,11 @@ TEST(CliTrace, ALightTraceRecordsNoSynchronizationsAndSaysSo) {
   EXPECT_THAT(r.err, Not(HasSubstr("light trace")));
 }
 
-// A slow start (0.8 s of sleep, as a torch.compile) longer than the time warm-up (0.3 s): the
+// A slow start (1.5 s of sleep, as a torch.compile) longer than the time warm-up (0.3 s): the
 // window opens on time, and when the program then marks steps the traced ones begin at the
 // skip. With the shim's steps-expected mark the window waits for the steps instead.
 TEST(CliTrace, ASlowStartIsWarmUpAndTheTracedStepsBeginAtTheSkip) {
-  const std::string app = std::string(GPUSCOPE_NVTX_APP) + " slow-steps 800 30 12";
+  const std::string app = std::string(GPUSCOPE_NVTX_APP) + " slow-steps 1500 30 12";
   const std::string window = " --skip 0.3 --skip-steps 3 --steps 4 --duration 2 -o ";
   const std::string dir = fresh_tracing_dir("slow");
   CliRun timed = tracing_gpuscope("trace" + window + dir + " -- " + app);
@@ -123,11 +123,12 @@ TEST(CliTrace, ASlowStartIsWarmUpAndTheTracedStepsBeginAtTheSkip) {
   EXPECT_EQ(summary["steps"]["traced"], 4);
 }
 
-// Steps slower than --duration: a program that marks steps gets the steps it was asked for.
+// Steps of 0.4 s, slower than --duration 0.3: a program that marks steps gets the steps it was
+// asked for.
 TEST(CliTrace, TheDurationDoesNotCutAProgramThatMarksSteps) {
-  CliRun r = tracing_gpuscope("trace --json --skip-steps 1 --steps 5 --duration 0.1 -o " +
+  CliRun r = tracing_gpuscope("trace --json --skip-steps 1 --steps 5 --duration 0.3 -o " +
                               fresh_tracing_dir("slow-steps") + " -- " +
-                              std::string(GPUSCOPE_NVTX_APP) + " slow-steps 0 80 10");
+                              std::string(GPUSCOPE_NVTX_APP) + " slow-steps 0 400 7");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
   EXPECT_EQ(summary["window"]["end_reason"], "steps");
