@@ -28,6 +28,7 @@ WindowEvent Window::advance(uint64_t now_ns) {
   const uint64_t skip_steps = settings_.skip_steps.value_or(0);
   if (state_ == WindowState::before) {
     const char* reason = nullptr;
+    bool on_time = false;
     if (!by_steps && !by_time) {
       reason = "always";
     } else if (by_steps && steps_seen_ >= skip_steps) {
@@ -35,12 +36,13 @@ WindowEvent Window::advance(uint64_t now_ns) {
     } else if (by_time && steps_seen_ == 0 && !steps_expected_ &&
                now_ns >= origin_ns_ + seconds_to_ns(settings_.skip_s.value_or(0))) {
       reason = "time";
+      on_time = true;
     }
     if (reason == nullptr) return {};
     state_ = WindowState::open;
     open_step_ = steps_seen_;
     open_ns_ = now_ns;
-    if (reason[0] != 't') traced_from_ = steps_seen_;
+    if (!on_time) traced_from_ = steps_seen_;
     return {WindowEvent::opened, reason, steps_seen_};
   }
   if (state_ != WindowState::open) return {};
