@@ -6,11 +6,13 @@
 #          seen before: a torch.compile'd loop (Triton kernels through the driver API, forked
 #          compile workers) in default mode and in reduce-overhead mode (CUDA graphs), each alone
 #          and under `gpuscope trace`, its own step time against the trace's; and the example
-#          programs' step times under trace against their own (steps).
+#          programs' step times under trace against their own (steps); the window's rules on a
+#          slow start and on slow steps (window).
 #   bash bench/trace_live_device.sh build   # there (carry .carry): gpuscope + the injection
 #                                           # library -> $OUT/trace-bin.tar.gz
 #   bash bench/trace_live_device.sh cases [TGZ]  # there: the checks -> $OUT/trace_live.txt
-#                                           # (LIVE_CASES="light steps compiled": the sets)
+#                                           # (LIVE_CASES="light steps compiled window": the
+#                                           # sets; default the first three)
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
@@ -111,6 +113,30 @@ steps_cases() {
     [[ "$args" == *--warmup* ]] && warmup="${args##*--warmup }"
     summarize_trace "$out/runs/steps-$name" "$out/steps-$name.out" "$warmup"
   done
+}
+
+# The window's rules of session 12 (8433b96): a torch.compile'd loop whose first step comes after
+# the time warm-up is waited for (the shim's steps-expected mark), and data_starved's slow steps
+# are traced as many as asked, not cut by --duration.
+window_cases() {
+  local py=bench/trace_examples
+  echo "== trace (default window) -- compiled_train.py: the window waits for the steps"
+  "$bin" trace -o "$out/runs/window-compiled" -- python3 "$py/compiled_train.py" --steps 100 \
+    >"$out/window-compiled.out" 2>"$out/window-compiled.err"
+  echo "  exit $?"
+  summarize_window "$out/runs/window-compiled"
+  summarize_trace "$out/runs/window-compiled" "$out/window-compiled.out"
+  echo "== trace --skip-steps 5 --steps 30 -- data_starved.py --steps 40: 30 slow steps traced"
+  "$bin" trace --skip-steps 5 --steps 30 -o "$out/runs/window-starved" -- python3 \
+    "$py/data_starved.py" --steps 40 --warmup 3 >"$out/window-starved.out" 2>"$out/window-starved.err"
+  echo "  exit $?"
+  summarize_window "$out/runs/window-starved"
+  summarize_trace "$out/runs/window-starved" "$out/window-starved.out" 3
+}
+
+# RUN: how the window opened and closed (summary.json's window).
+summarize_window() {
+  python3 -c 'import json, sys; print("  window:", json.dumps(json.load(open(sys.argv[1] + "/summary.json")).get("window")))' "$1" 2>&1
 }
 
 compiled_cases() {
