@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <map>
 
 #include "distributed/launcher.h"
@@ -94,6 +96,28 @@ TEST(Launcher, FreePortIsUsable) {
   const int port = free_port();
   EXPECT_GT(port, 0);
   EXPECT_LE(port, 65535);
+}
+
+// The store's port comes from below the kernel's ephemeral range, where no connection is given
+// it meanwhile; with no room there, from the kernel.
+TEST(Launcher, FreePortIsBelowTheEphemeralRange) {
+  const std::string dir = ::testing::TempDir();
+  const std::string standard = dir + "/port_range_standard", full = dir + "/port_range_full",
+                    broken = dir + "/port_range_broken";
+  std::ofstream(standard) << "32768\t60999\n";
+  std::ofstream(full) << "1024\t65535\n";
+  std::ofstream(broken) << "not a range\n";
+  EXPECT_EQ(ephemeral_ports(standard), std::make_pair(32768, 60999));
+  EXPECT_EQ(ephemeral_ports(broken), std::make_pair(32768, 60999));
+  EXPECT_EQ(ephemeral_ports(dir + "/missing"), std::make_pair(32768, 60999));
+  for (int i = 0; i < 20; ++i) {
+    const int port = free_port(standard);
+    EXPECT_GE(port, 10000);
+    EXPECT_LT(port, 32768);
+  }
+  const int any = free_port(full);
+  EXPECT_GT(any, 0);
+  EXPECT_LE(any, 65535);
 }
 
 }  // namespace

@@ -10,7 +10,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <optional>
+#include <random>
+#include <utility>
 
 #include "json_writer.h"
 
@@ -87,21 +90,50 @@ std::string with_rank(const std::string& line, int rank) {
   return "{" + field + (line.size() > 2 ? "," : "") + line.substr(1);
 }
 
-int free_port() {
+namespace {
+
+// Whether `port` (0: any) can be bound on the loopback interface now; the bound one in `bound`.
+bool bindable(int port, int& bound) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return kDefaultMasterPort;
+  if (fd < 0) return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
+  address.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t size = sizeof(address);
-  int port = kDefaultMasterPort;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
-    port = ntohs(address.sin_port);
-  }
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0;
+  if (ok) bound = ntohs(address.sin_port);
   close(fd);
-  return port;
+  return ok;
+}
+
+}  // namespace
+
+std::pair<int, int> ephemeral_ports(const std::string& range_file) {
+  std::ifstream in(range_file);
+  int low = 0, high = 0;
+  if (in >> low >> high && low > 0 && low <= high && high <= 65535) return {low, high};
+  return {32768, 60999};  // Linux's default
+}
+
+int free_port(const std::string& range_file) {
+  // Below the kernel's ephemeral range: a port found by binding to 0 is an ephemeral one, which
+  // the kernel may give to any connection made before rank 0's store listens on it (seen under
+  // parallel tests: EADDRINUSE). Outside that range only a program binding that very port can.
+  const int low = ephemeral_ports(range_file).first;
+  if (low > 11000) {
+    std::mt19937 random(static_cast<uint32_t>(getpid()) ^
+                        static_cast<uint32_t>(Clock::now().time_since_epoch().count()));
+    std::uniform_int_distribution<int> pick(10000, low - 1);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      int bound = 0;
+      if (const int port = pick(random); bindable(port, bound)) return port;
+    }
+  }
+  int bound = kDefaultMasterPort;
+  bindable(0, bound);
+  return bound;
 }
 
 int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "distributed/launch_env.h"
@@ -36,7 +37,11 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit);
 // object are returned as they are.
 std::string with_rank(const std::string& line, int rank);
 
-// A TCP port that was free a moment ago on the loopback interface.
-int free_port();
+// A TCP port that was free a moment ago on the loopback interface, below the kernel's ephemeral
+// range (`range_file`: ip_local_port_range) when there is room, else one the kernel picks.
+int free_port(const std::string& range_file = "/proc/sys/net/ipv4/ip_local_port_range");
+
+// The kernel's ephemeral port range read from `range_file` (Linux's default when unreadable).
+std::pair<int, int> ephemeral_ports(const std::string& range_file);
 
 }  // namespace gpuscope::workloads
