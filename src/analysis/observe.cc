@@ -287,9 +287,7 @@ std::optional<double> untraced_step_s(const Timeline& t, const std::string& step
   std::vector<double> before;
   // Untraced: before CUPTI recorded anything (a window opened on time records warm-up steps
   // before its traced ones).
-  const std::int64_t recorded_from = t.recording_start_ns > 0
-                                         ? std::min(t.recording_start_ns, t.window_start_ns)
-                                         : t.window_start_ns;
+  const std::int64_t recorded_from = t.recorded_from();
   // The first step is warm-up (cuDNN autotuning, the allocator growing): left out.
   for (std::size_t i = 1; i + 1 < marks.size(); ++i) {
     if (t.window_end_ns > t.window_start_ns && marks[i + 1] >= recorded_from) break;

@@ -12,9 +12,9 @@
 //     the `steps_begin` event;
 //   - it closes `steps` steps after the traced steps began; or, while no step comes, `duration_s`
 //     plus the longest step seen so far (the first from the library's start) after the window
-//     opened or the last step mark (a program
-//     that marks no steps, or stopped marking them: an evaluation after training), though not
-//     before the first step once steps are expected; or when the process ends.
+//     opened or the last step mark (a program that marks no steps, or stopped marking them: an
+//     evaluation after training), though not before the first step once steps are expected; or
+//     when the process ends.
 #pragma once
 
 #include <cstdint>

@@ -243,13 +243,9 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     // Only the steps inside the window have GPU records: those are the ones broken down.
     if (t.window_end_ns > t.window_start_ns) {
       std::vector<std::int64_t> inside;
-      const std::int64_t recorded_from = t.recording_start_ns > 0
-                                             ? std::min(t.recording_start_ns, t.window_start_ns)
-                                             : t.window_start_ns;
-      s.first_recorded_step = bounds.size();
+      s.first_recorded_step = static_cast<std::size_t>(
+          std::lower_bound(bounds.begin(), bounds.end(), t.recorded_from()) - bounds.begin());
       for (std::size_t i = 0; i < bounds.size(); ++i) {
-        if (bounds[i] >= recorded_from && s.first_recorded_step == bounds.size())
-          s.first_recorded_step = i;
         if (bounds[i] < t.window_start_ns || bounds[i] > t.window_end_ns) continue;
         if (inside.empty()) s.first_traced_step = i;
         inside.push_back(bounds[i]);
@@ -286,27 +282,28 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
 
   // GPU work belongs to the span (and to a step) by when it was launched, when its launch was
   // recorded, else by when it ran: a host far ahead of its GPU launches a step's kernels long
-  // before they run. The GPU's span is the host's, slid to end when the GPU finished the work
-  // launched in it: its busy and idle time are counted there.
+  // before they run.
   const std::unordered_map<std::uint64_t, std::int64_t> launch_at = launch_times(t);
   auto at = [&](const GpuActivity& a) {
     auto it = a.correlation != 0 ? launch_at.find(a.correlation) : launch_at.end();
     return it != launch_at.end() ? it->second : a.start_ns;
   };
-  std::int64_t gpu_to = to;
-  for (const GpuActivity& a : t.gpu) {
-    const std::int64_t launched = at(a);
-    if (launched >= from && launched < to) gpu_to = std::max(gpu_to, a.end_ns);
-  }
-  std::int64_t gpu_from = from + (gpu_to - to);
-  // With steps, the span runs from the first step's boundary to the last as the GPU passed
-  // them: the steps' times add up to it.
-  const std::vector<std::int64_t> ends =
-      s.step_source != StepSource::none ? boundaries_on_gpu(t, launch_at, bounds) : bounds;
+  // The GPU's span, where its busy and idle time are counted. With steps: from their first
+  // boundary to their last as the GPU passed them, so that the steps' times add up to it.
+  // Without: the host's span, slid to end when the GPU finished the work launched in it.
+  std::int64_t gpu_from = from, gpu_to = to;
+  std::vector<std::int64_t> ends = bounds;
   if (s.step_source != StepSource::none) {
+    ends = boundaries_on_gpu(t, launch_at, bounds);
     gpu_from = ends.front();
     gpu_to = ends.back();
     s.window_s = static_cast<double>(gpu_to - gpu_from) * kNs;
+  } else {
+    for (const GpuActivity& a : t.gpu) {
+      const std::int64_t launched = at(a);
+      if (launched >= from && launched < to) gpu_to = std::max(gpu_to, a.end_ns);
+    }
+    gpu_from = from + (gpu_to - to);
   }
 
   std::vector<Interval> busy;

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,6 +77,10 @@ struct Timeline {
   // opened on time whose program marked steps later (warm-up, not traced steps).
   std::int64_t window_start_ns = 0, window_end_ns = 0;
   std::int64_t recording_start_ns = 0;
+  // Where CUPTI's records begin: the window's start, or the earlier recording start.
+  std::int64_t recorded_from() const {
+    return recording_start_ns > 0 ? std::min(recording_start_ns, window_start_ns) : window_start_ns;
+  }
   pid_t main_pid = 0;  // the observed command's process
   // Whether synchronizations were recorded (the "sync" kind, off in a light trace): else a count
   // of 0 means nothing.
