@@ -244,7 +244,7 @@ ab() {
 import json, sys
 # Each run's rank-0 start (its switches) then result. eff.: against the 1-GPU eager run (the
 # scaling table's baseline); same: against the 1-GPU run with the same CUDA graphs switch.
-print(f'{"model":8} {"GPUs":>4} {"views":>5} {"graphs":>6} {"cap MiB":>7} {"samples/s":>10}'
+print(f'{"model":8} {"GPUs":>4} {"views":>5} {"bstep":>5} {"graphs":>6} {"cap MiB":>7} {"samples/s":>10}'
       f' {"eff.":>6} {"same":>6} {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8}')
 for path in sys.argv[1:]:
     one, opts, label = {}, {}, ""
@@ -272,6 +272,7 @@ for path in sys.argv[1:]:
             mem = max((x.get("peak_reserved_bytes") or 0) for x in dp.get("ranks") or [r])
             cap = dp.get("bucket_cap_bytes")
             print(f'{r["model"]:8} {n:>4} {str(dp.get("bucket_views", "-")):>5}'
+                  f' {str(dp.get("bucket_step", "-")):>5}'
                   f' {str(opts.get("cuda_graphs")):>6} {cap // 2**20 if cap else "-":>7}'
                   f' {sps:10.1f} {eff:>6} {same:>6}'
                   f' {ms(dp.get("collective_seconds_per_step")):>8}'

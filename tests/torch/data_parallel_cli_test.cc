@@ -104,14 +104,16 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   EXPECT_NE(got[2].get<double>(), got[0].get<double>());
   EXPECT_EQ(result["data_parallel"]["bucket_views"], true);
   EXPECT_EQ(result["data_parallel"]["grad_comm"], "fp32");
+  EXPECT_EQ(result["data_parallel"]["bucket_step"], true);
 
-  // The averages copied back instead (the step before gradients became bucket views): the same
-  // losses.
-  const Ran copied =
-      run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --bucket-views off");
+  // The averages copied back instead (the step before gradients became bucket views), and AdamW
+  // stepping every parameter after the last bucket: the same losses.
+  const Ran copied = run(
+      "", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --bucket-views off --bucket-step off");
   ASSERT_EQ(copied.exit_code, 0);
   const json copied_result = of_type(copied, "result").front();
   EXPECT_EQ(copied_result["data_parallel"]["bucket_views"], false);
+  EXPECT_EQ(copied_result["data_parallel"]["bucket_step"], false);
   const json& copied_losses = copied_result["loss"]["values"];
   expect_losses_near(copied_losses, got, 1e-6);
 }
@@ -153,6 +155,16 @@ TEST(TorchDataParallel, Bf16GradientCommunicationAtOneRankIsANote) {
             json::array({"--grad-comm bf16 has no effect at world size 1: no gradients are "
                          "all-reduced"}));
   EXPECT_FALSE(of_type(ran, "result").front().contains("data_parallel"));
+}
+
+TEST(TorchDataParallel, LibTorchsAdamWStepsAfterTheLastBucketAndSaysSo) {
+  const Ran ran =
+      run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --fused-adamw off --graphs off");
+  ASSERT_EQ(ran.exit_code, 0);
+  EXPECT_EQ(of_type(ran, "result").front()["data_parallel"]["bucket_step"], false);
+  const json notes = of_type(ran, "start").front()["notes"];
+  ASSERT_EQ(notes.size(), 1u) << notes.dump();
+  EXPECT_NE(notes[0].get<std::string>().find("--bucket-step"), std::string::npos) << notes.dump();
 }
 
 TEST(TorchDataParallel, LaunchVariablesAsTorchrunSetsThem) {

@@ -72,5 +72,54 @@ TEST(FusedAdamW, GroupsParametersByDtypeAndDropsGradients) {
   EXPECT_FALSE(b.grad().defined());
 }
 
+// Stepping in parts (a data-parallel run's buckets, each as its all-reduce ends) is the same
+// update as one step, to the bit, for parameters of two dtypes split across the parts.
+TEST(FusedAdamW, StepsInPartsAreTheWholeStepToTheBit) {
+  torch::manual_seed(3);
+  std::vector<at::Tensor> initial, whole, parted;
+  for (const auto& [shape, dtype] : std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>{
+           {{7, 5}, at::kFloat}, {{13}, at::kBFloat16}, {{65}, at::kFloat},
+           {{4, 3}, at::kBFloat16}, {{9}, at::kFloat}}) {
+    const auto p = torch::randn(shape).to(dtype);
+    initial.push_back(p);
+    whole.push_back(p.clone().requires_grad_());
+    parted.push_back(p.clone().requires_grad_());
+  }
+  AdamWOptions options;
+  options.lr = 0.05;
+  FusedAdamW one(whole, options);
+  FusedAdamW split(parted, options);
+  // Out of order, a dtype in two parts, a part of both dtypes.
+  split.split({{4, 1}, {0}, {3, 2}});
+  ASSERT_EQ(split.part_count(), 3u);
+  for (int step = 0; step < 3; ++step) {
+    for (size_t i = 0; i < whole.size(); ++i) {
+      const auto g = torch::randn(whole[i].sizes()).to(whole[i].scalar_type());
+      whole[i].mutable_grad() = g.clone();
+      parted[i].mutable_grad() = g.clone();
+    }
+    one.step();
+    split.begin_step();
+    for (const size_t k : {2u, 0u, 1u}) split.step_part(k);
+  }
+  for (size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_FALSE(torch::equal(whole[i].detach(), initial[i])) << "parameter " << i << " moved";
+    EXPECT_TRUE(torch::equal(parted[i].detach(), whole[i].detach())) << "parameter " << i;
+  }
+  EXPECT_FLOAT_EQ(split.step_count().item<float>(), 3.0f);
+}
+
+TEST(FusedAdamW, PartsMustCoverEachParameterOnce) {
+  auto a = torch::randn({4}).requires_grad_();
+  auto b = torch::randn({4}).requires_grad_();
+  FusedAdamW fused({a, b}, AdamWOptions{});
+  EXPECT_THROW(fused.begin_step(), c10::Error) << "before split()";
+  EXPECT_THROW(fused.split({{0}}), c10::Error) << "b in no part";
+  EXPECT_THROW(fused.split({{0, 1}, {1}}), c10::Error) << "b twice";
+  EXPECT_THROW(fused.split({{0, 2}}), c10::Error) << "no parameter 2";
+  fused.split({{1}, {0}});
+  EXPECT_EQ(fused.part_count(), 2u);
+}
+
 }  // namespace
 }  // namespace gpuscope::workloads

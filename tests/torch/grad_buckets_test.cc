@@ -72,11 +72,13 @@ struct TwoRanks {
   std::vector<std::string> failures{2};
   std::vector<size_t> bucket_counts{2};
   std::vector<std::vector<at::ScalarType>> communicated{2};  // each bucket's all-reduce dtype
+  std::vector<std::vector<size_t>> buckets_done{2};  // end_backward's on_bucket_done calls
 };
 
 TwoRanks train_two_ranks_once(const std::vector<at::Tensor>& init,
                               const std::vector<std::pair<at::Tensor, at::Tensor>>& batches,
-                              bool views, std::optional<at::ScalarType> communication_dtype) {
+                              bool views, std::optional<at::ScalarType> communication_dtype,
+                              bool bucket_step) {
   TwoRanks out;
   const int port = free_port();
   const auto rank_main = [&](int rank) {
@@ -95,17 +97,33 @@ TwoRanks train_two_ranks_once(const std::vector<at::Tensor>& init,
         out.communicated[rank].push_back(buckets.communication_buffer(b).scalar_type());
       }
       FusedAdamW opt(params, adamw());
+      if (bucket_step) {
+        std::vector<std::vector<size_t>> parts;
+        for (size_t b = 0; b < buckets.bucket_count(); ++b) {
+          parts.push_back(buckets.bucket_members(b));
+        }
+        opt.split(parts);
+      }
       for (const auto& [x, y] : batches) {
         opt.zero_grad();
         buckets.begin_backward();
         loss_of(params, x.narrow(0, rank * kRankBatch, kRankBatch),
                 y.narrow(0, rank * kRankBatch, kRankBatch))
             .backward();
-        buckets.end_backward();
+        if (bucket_step) {
+          // As StepProgram does it: each bucket's parameters stepped as soon as it is averaged.
+          opt.begin_step();
+          buckets.end_backward([&](size_t b) {
+            out.buckets_done[rank].push_back(b);
+            opt.step_part(b);
+          });
+        } else {
+          buckets.end_backward();
+        }
         if (out.first_grads[rank].empty()) {
           for (const auto& p : params) out.first_grads[rank].push_back(p.grad().clone());
         }
-        opt.step();
+        if (!bucket_step) opt.step();
       }
       out.params[rank] = params;
     } catch (const std::exception& e) {
@@ -122,10 +140,11 @@ TwoRanks train_two_ranks_once(const std::vector<at::Tensor>& init,
 // rank 0's store could listen on it (EADDRINUSE: other tests run beside this one).
 TwoRanks train_two_ranks(const std::vector<at::Tensor>& init,
                          const std::vector<std::pair<at::Tensor, at::Tensor>>& batches, bool views,
-                         std::optional<at::ScalarType> communication_dtype = std::nullopt) {
+                         std::optional<at::ScalarType> communication_dtype = std::nullopt,
+                         bool bucket_step = false) {
   TwoRanks out;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    out = train_two_ranks_once(init, batches, views, communication_dtype);
+    out = train_two_ranks_once(init, batches, views, communication_dtype, bucket_step);
     if (out.failures[0].find("EADDRINUSE") == std::string::npos) break;
   }
   return out;
@@ -171,6 +190,33 @@ TEST(GradientBuckets, TwoGlooRanksMatchOneProcessWithTheDoubledBatch) {
         EXPECT_LT(max_difference(two.params[r][i], single[i]), 1e-12)
             << "rank " << r << " parameter " << i;
       }
+    }
+  }
+}
+
+// The optimizer stepping each bucket's parameters as soon as that bucket is averaged (while a
+// later bucket's all-reduce may still run) ends where stepping all after the last bucket does, to
+// the bit, and is called for every bucket of every step, in order.
+TEST(GradientBuckets, SteppingEachBucketAsItIsAveragedIsTheWholeStep) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo's headers";
+  const auto init = initial_parameters();
+  const auto batches = global_batches();
+  const TwoRanks whole = train_two_ranks(init, batches, true);
+  const TwoRanks parted = train_two_ranks(init, batches, true, std::nullopt, true);
+  for (const TwoRanks* two : {&whole, &parted}) {
+    ASSERT_EQ(two->failures[0], "");
+    ASSERT_EQ(two->failures[1], "");
+  }
+  ASSERT_EQ(parted.bucket_counts[0], 2u);
+  const std::vector<size_t> every_step_in_order{0, 1, 0, 1, 0, 1};
+  EXPECT_EQ(parted.buckets_done[0], every_step_in_order);
+  EXPECT_EQ(parted.buckets_done[1], every_step_in_order);
+  EXPECT_TRUE(whole.buckets_done[0].empty());
+  for (size_t i = 0; i < init.size(); ++i) {
+    EXPECT_GT(max_difference(parted.params[0][i], init[i]), 1e-3) << i;
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_TRUE(parted.params[r][i].equal(whole.params[r][i]))
+          << "rank " << r << " parameter " << i;
     }
   }
 }

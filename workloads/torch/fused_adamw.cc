@@ -1,5 +1,7 @@
 #include "fused_adamw.h"
 
+#include <algorithm>
+
 namespace gpuscope::workloads {
 
 namespace {
@@ -33,29 +35,76 @@ std::vector<at::Tensor> state_views(const std::vector<at::Tensor>& params) {
 
 }  // namespace
 
+// Adds `p` (and its state, when given) to the group of its dtype, made when there is none.
+// Returns that group's index.
+size_t FusedAdamW::add_to(std::vector<Group>& groups, const at::Tensor& p,
+                          const at::Tensor& exp_avg, const at::Tensor& exp_avg_sq) {
+  auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+    return g.params.front().scalar_type() == p.scalar_type();
+  });
+  if (it == groups.end()) it = groups.emplace(groups.end());
+  it->params.push_back(p);
+  if (exp_avg.defined()) {
+    it->exp_avgs.push_back(exp_avg);
+    it->exp_avg_sqs.push_back(exp_avg_sq);
+  }
+  return static_cast<size_t>(it - groups.begin());
+}
+
 FusedAdamW::FusedAdamW(const std::vector<at::Tensor>& params, const AdamWOptions& options)
     : options_(options), params_(params) {
   TORCH_CHECK(!params.empty(), "FusedAdamW needs at least one parameter");
-  std::vector<at::ScalarType> dtypes;
-  for (const auto& p : params) {
-    const auto it = std::find(dtypes.begin(), dtypes.end(), p.scalar_type());
-    size_t index = static_cast<size_t>(it - dtypes.begin());
-    if (it == dtypes.end()) {
-      dtypes.push_back(p.scalar_type());
-      groups_.emplace_back();
-    }
-    groups_[index].params.push_back(p);
-  }
+  std::vector<size_t> group_of;
+  for (const auto& p : params) group_of.push_back(add_to(groups_, p, {}, {}));
   for (Group& group : groups_) {
     group.exp_avgs = state_views(group.params);
     group.exp_avg_sqs = state_views(group.params);
   }
+  // Each parameter's state, for split().
+  std::vector<size_t> taken(groups_.size(), 0);
+  for (const size_t g : group_of) {
+    const size_t i = taken[g]++;
+    state_.emplace_back(groups_[g].exp_avgs[i], groups_[g].exp_avg_sqs[i]);
+  }
   step_ = at::zeros({}, params.front().options().dtype(at::kFloat));
+}
+
+void FusedAdamW::split(const std::vector<std::vector<size_t>>& parts) {
+  std::vector<int> seen(params_.size(), 0);
+  std::vector<std::vector<Group>> split_parts;
+  for (const auto& part : parts) {
+    std::vector<Group> groups;
+    for (const size_t index : part) {
+      TORCH_CHECK(index < params_.size(), "FusedAdamW::split: parameter ", index, " of ",
+                  params_.size());
+      TORCH_CHECK(seen[index]++ == 0, "FusedAdamW::split: parameter ", index, " in two parts");
+      add_to(groups, params_[index], state_[index].first, state_[index].second);
+    }
+    split_parts.push_back(std::move(groups));
+  }
+  TORCH_CHECK(std::find(seen.begin(), seen.end(), 0) == seen.end(),
+              "FusedAdamW::split: a parameter in no part");
+  parts_ = std::move(split_parts);
+}
+
+void FusedAdamW::begin_step() {
+  TORCH_CHECK(!parts_.empty(), "FusedAdamW::begin_step before split()");
+  step_.add_(1);
+}
+
+void FusedAdamW::step_part(size_t k) {
+  step_groups(parts_.at(k), std::nullopt);
 }
 
 void FusedAdamW::step(const std::optional<at::Tensor>& found_inf) {
   step_.add_(1);
-  for (const Group& group : groups_) {
+  step_groups(groups_, found_inf);
+  if (found_inf) step_.sub_(*found_inf);
+}
+
+void FusedAdamW::step_groups(const std::vector<Group>& groups,
+                             const std::optional<at::Tensor>& found_inf) {
+  for (const Group& group : groups) {
     std::vector<at::Tensor> grads;
     grads.reserve(group.params.size());
     for (const auto& p : group.params) grads.push_back(p.grad());
@@ -65,7 +114,6 @@ void FusedAdamW::step(const std::optional<at::Tensor>& found_inf) {
                       options_.weight_decay, options_.eps, /*amsgrad=*/false,
                       /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
   }
-  if (found_inf) step_.sub_(*found_inf);
 }
 
 void FusedAdamW::zero_grad() {

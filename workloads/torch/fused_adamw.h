@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace gpuscope::workloads {
@@ -30,6 +31,19 @@ class FusedAdamW {
   // step count.
   // REQUIRES: every parameter has a defined grad.
   void step(const std::optional<at::Tensor>& found_inf = std::nullopt);
+  // Stepping in parts, so that a part's update can start as soon as its gradients are ready (data
+  // parallel: each bucket's parameters once its all-reduce ended, while later buckets are still
+  // being reduced). `parts` are indices into the constructor's params, each exactly once. Then one
+  // update is begin_step() and step_part(k) for every k, in any order: the same update as
+  // step(), to the bit (the kernel is elementwise), in more launches.
+  // Throws c10::Error when the parts do not cover each parameter exactly once.
+  void split(const std::vector<std::vector<size_t>>& parts);
+  size_t part_count() const { return parts_.size(); }
+  // Counts the update (the step count the bias corrections use). REQUIRES: split().
+  void begin_step();
+  // Updates part k's parameters from their .grad(). REQUIRES: begin_step() this update; every
+  // parameter of the part has a defined grad.
+  void step_part(size_t k);
   // Drops the gradients (set to undefined, as zero_grad(set_to_none=True)).
   void zero_grad();
   // Gradients in parameter order. REQUIRES: every parameter has a defined grad.
@@ -41,9 +55,15 @@ class FusedAdamW {
   struct Group {  // the parameters of one dtype: one fused call
     std::vector<at::Tensor> params, exp_avgs, exp_avg_sqs;
   };
+  static size_t add_to(std::vector<Group>& groups, const at::Tensor& p, const at::Tensor& exp_avg,
+                       const at::Tensor& exp_avg_sq);
+  void step_groups(const std::vector<Group>& groups, const std::optional<at::Tensor>& found_inf);
+
   AdamWOptions options_;
   std::vector<at::Tensor> params_;
   std::vector<Group> groups_;
+  std::vector<std::pair<at::Tensor, at::Tensor>> state_;  // each parameter's moments, in order
+  std::vector<std::vector<Group>> parts_;  // split(): each part's parameters, by dtype
   // One step counter shared by every parameter: the kernel only reads it, so one increment per
   // step replaces a foreach over hundreds of tensors.
   at::Tensor step_;

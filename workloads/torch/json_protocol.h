@@ -68,6 +68,7 @@ struct DataParallelRecord {
   int64_t bucket_cap_bytes = 0;
   bool bucket_views = true;            // gradients are views of their buckets (--bucket-views)
   std::string grad_comm = "fp32";      // the all-reduces' dtype (--grad-comm): fp32 or bf16
+  bool bucket_step = false;            // AdamW stepped each bucket as it was averaged
   int64_t global_batch = 0;            // batch x world size
   double rank_samples_per_second = 0;  // this rank's median
   std::optional<double> collective_seconds_per_step;  // all-reduces' device time (NCCL)

@@ -252,6 +252,12 @@ const std::vector<OptionSpec>& option_table() {
        "as DDP's bf16_compress_hook (cast, divided by the world size, summed, cast back; half "
        "the bytes, bf16 rounding)",
        parsed(at(&RunConfig::grad_comm), parse_grad_comm, "expects fp32 or bf16, got")},
+      {"--bucket-step", "on|off",
+       "data parallel: AdamW updates each bucket's parameters as soon as its all-reduce ends, "
+       "while later buckets' still run (on, default; the update of PyTorch's optimizer-in-"
+       "backward) or all after the last (off). Applies with the fused AdamW and no loss scaling "
+       "(not fp16)",
+       boolean(at(&RunConfig::bucket_step))},
       {"--quiet", "", "no summary line on stderr", nullptr},
       {"--describe", "", "print models, modes and switches as one JSON line and exit", nullptr},
       {"--help", "", "print this help and exit", nullptr},

@@ -119,6 +119,9 @@ struct RunConfig {
   // copied back into gradients of their own after the all-reduces.
   bool bucket_views = true;
   GradComm grad_comm = GradComm::fp32;  // no effect at world size 1 (nothing to all-reduce)
+  // The fused AdamW updates each bucket's parameters as soon as that bucket's all-reduce ended,
+  // while later buckets' run; off: all of them after the last (grad_buckets.h).
+  bool bucket_step = true;
 };
 
 // The switches as they apply to a run on a given device (automatic ones decided).

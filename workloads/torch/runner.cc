@@ -302,6 +302,13 @@ int Run::execute() {
         "CUDA graphs in a data-parallel run: the gradient all-reduces are captured with the "
         "step; the communication figures are not measured (--graphs off measures them)");
   }
+  if (distributed && config_.bucket_step && (plan_.loss_scaling || !config_.fused_adamw)) {
+    notes.push_back(std::string("--bucket-step: AdamW updates every parameter after the last "
+                                "bucket's all-reduce here: ") +
+                    (plan_.loss_scaling ? "fp16's loss scaling skips a step on an overflow in any "
+                                          "gradient"
+                                        : "LibTorch's AdamW (--fused-adamw off) steps all at once"));
+  }
   if (!distributed && config_.grad_comm != GradComm::fp32) {
     notes.push_back("--grad-comm " + std::string(grad_comm_name(config_.grad_comm)) +
                     " has no effect at world size 1: no gradients are all-reduced");
@@ -387,7 +394,10 @@ int Run::execute() {
         std::make_unique<DataParallel>(config_, *model, device_.device, switches_.cuda_graphs);
   }
   StepProgram program(model, config_, device_);
-  if (data_parallel_) program.set_gradient_sync(&data_parallel_->buckets());
+  if (data_parallel_) {
+    data_parallel_->set_bucket_step(
+        program.set_gradient_sync(&data_parallel_->buckets(), config_.bucket_step));
+  }
   const std::optional<int64_t> batch = choose_batch(program);
   if (!batch) return batch_failure_exit_;
 

@@ -2,6 +2,8 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+
 #include "distributed/grad_buckets.h"
 
 namespace gpuscope::workloads {
@@ -52,8 +54,15 @@ void StepProgram::train_step(const Batch& batch) {
   }
   if (gradient_sync_ != nullptr) gradient_sync_->begin_backward();
   (scaler_ ? scaler_->scale_loss(loss) : loss).backward();
-  if (gradient_sync_ != nullptr) gradient_sync_->end_backward();
-  if (fused_) {
+  if (bucket_step_) {
+    fused_->begin_step();
+    gradient_sync_->end_backward([this](size_t bucket) { fused_->step_part(bucket); });
+  } else if (gradient_sync_ != nullptr) {
+    gradient_sync_->end_backward();
+  }
+  if (bucket_step_) {
+    // Stepped above, bucket by bucket.
+  } else if (fused_) {
     std::optional<at::Tensor> found_inf;
     if (scaler_) found_inf = scaler_->unscale(fused_->grads());
     fused_->step(found_inf);
@@ -68,6 +77,25 @@ void StepProgram::train_step(const Batch& batch) {
   }
   if (scaler_) scaler_->update();
   loss_.copy_(loss.detach());
+}
+
+bool StepProgram::set_gradient_sync(GradientBuckets* buckets, bool bucket_step) {
+  gradient_sync_ = buckets;
+  bucket_step_ = false;
+  if (buckets == nullptr || !bucket_step || !fused_ || scaler_) return false;
+  std::vector<std::vector<size_t>> parts;
+  for (size_t b = 0; b < buckets->bucket_count(); ++b) parts.push_back(buckets->bucket_members(b));
+  // Every parameter in exactly one bucket (none frozen, none twice), as the split requires.
+  std::vector<int> seen(model_->parameters().size(), 0);
+  for (const auto& part : parts) {
+    for (const size_t m : part) {
+      if (m >= seen.size() || seen[m]++ != 0) return false;
+    }
+  }
+  if (std::find(seen.begin(), seen.end(), 0) != seen.end()) return false;
+  fused_->split(parts);
+  bucket_step_ = true;
+  return true;
 }
 
 void StepProgram::infer_step(const Batch& batch) {

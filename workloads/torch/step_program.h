@@ -38,8 +38,12 @@ class StepProgram {
   // Data parallel: gradients averaged over ranks between the backward and the optimizer step.
   // A capture then records the bucket all-reduces too (the hooks launch them while the step is
   // captured; NCCL's communicator must exist before, which the eager warm-up ensures).
-  // REQUIRES: `buckets` outlives this program.
-  void set_gradient_sync(GradientBuckets* buckets) { gradient_sync_ = buckets; }
+  // `bucket_step`: the fused AdamW updates each bucket's parameters as soon as that bucket is
+  // averaged, overlapping the later buckets' all-reduces. It applies only with the fused AdamW,
+  // without loss scaling (an fp16 step is skipped on an overflow in any gradient) and with every
+  // parameter in one bucket. Returns whether it applies.
+  // REQUIRES: `buckets` outlives this program; it was made on the model's parameters.
+  bool set_gradient_sync(GradientBuckets* buckets, bool bucket_step);
 
   // Frees what a step left (output, gradients, captured graphs, cached blocks), so that the
   // device can try again after a failed one.
@@ -70,6 +74,7 @@ class StepProgram {
   std::unique_ptr<CudaGraphSteps> graphs_;
   size_t last_replayed_ = 0;
   GradientBuckets* gradient_sync_ = nullptr;
+  bool bucket_step_ = false;  // fused_ is split into the buckets (set_gradient_sync)
 };
 
 }  // namespace gpuscope::workloads

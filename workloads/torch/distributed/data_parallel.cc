@@ -57,6 +57,7 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
   record.bucket_views = config_.bucket_views;
   record.grad_comm = std::string(grad_comm_name(config_.grad_comm));
+  record.bucket_step = bucket_step_;
   record.global_batch = result.batch * world_size();
   record.rank_samples_per_second = result.samples_per_second;
   if (comm.steps > 0) {

@@ -30,6 +30,9 @@ class DataParallel {
   int rank() const { return group_->rank(); }
   int world_size() const { return group_->size(); }
   GradientBuckets& buckets() { return *buckets_; }
+  // Whether the optimizer steps each bucket as it is averaged (StepProgram::set_gradient_sync),
+  // for the record.
+  void set_bucket_step(bool applied) { bucket_step_ = applied; }
 
   // The slice of each global batch that this rank trains on (rank r: rows [r*b, (r+1)*b)).
   std::vector<Batch> share_of(const std::vector<Batch>& global) const;
@@ -45,6 +48,7 @@ class DataParallel {
   const RunConfig& config_;
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<GradientBuckets> buckets_;
+  bool bucket_step_ = false;
 };
 
 // Test hook: GPUSCOPE_TORCH_FAULT="R:S" kills rank R with SIGKILL before its step S (how a

@@ -99,6 +99,29 @@ struct GradientBuckets::Impl {
            grad.sizes() == slot.view.sizes() && grad.strides() == slot.view.strides();
   }
 
+  // The averages become the gradients of the bucket's parameters: they are where the gradients
+  // are views of the bucket; the others get them in one multi-tensor copy (a few kernels, not one
+  // per parameter: this is on the step's critical path). A parameter without a gradient this step
+  // gets its view (or, views off, a copy).
+  void make_gradients(const Bucket& bucket) {
+    std::vector<at::Tensor> grads, views;
+    for (const size_t m : bucket.members) {
+      Slot& slot = slots[m];
+      if (is_bucket_view(slot)) continue;
+      at::Tensor& grad = slot.param.mutable_grad();
+      if (grad.defined()) {
+        grads.push_back(grad);
+        views.push_back(slot.view);
+      } else if (gradients_as_views) {
+        grad = view_in(bucket.buffer, slot.param, slot.offset);
+      } else {
+        grad = slot.view.clone(at::MemoryFormat::Preserve);
+      }
+    }
+    last_copied_back += grads.size();
+    if (!grads.empty()) at::_foreach_copy_(grads, views);
+  }
+
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& bucket = buckets[next_launch++];
@@ -201,7 +224,7 @@ void GradientBuckets::begin_backward() {
   impl_->next_launch = 0;
 }
 
-void GradientBuckets::end_backward() {
+void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
   Impl& impl = *impl_;
   std::optional<at::cuda::CUDAEvent> compute_done;
   const auto host_start = std::chrono::steady_clock::now();
@@ -216,38 +239,34 @@ void GradientBuckets::end_backward() {
     --impl.buckets[slot.bucket].pending;
   }
   impl.launch_ready();
-  for (Bucket& bucket : impl.buckets) {
+  impl.last_copied_back = 0;
+  std::optional<at::cuda::CUDAEvent> reduced;
+  double host_seconds = 0;
+  for (size_t b = 0; b < impl.buckets.size(); ++b) {
+    Bucket& bucket = impl.buckets[b];
     bucket.reduce->wait();
     if (bucket.communication.defined()) bucket.buffer.copy_(bucket.communication);
     if (impl.recording) impl.recorded_collectives.push_back(*bucket.reduce);
-  }
-  // The averages are the gradients where these are views of the buckets; the others get them in
-  // one multi-tensor copy (a few kernels, not one per parameter: this is on the step's critical
-  // path). A parameter without a gradient this step gets its view (or, views off, a copy).
-  std::vector<at::Tensor> grads, views;
-  for (Slot& slot : impl.slots) {
-    if (Impl::is_bucket_view(slot)) continue;
-    at::Tensor& grad = slot.param.mutable_grad();
-    if (grad.defined()) {
-      grads.push_back(grad);
-      views.push_back(slot.view);
-    } else if (impl.gradients_as_views) {
-      grad = view_in(impl.buckets[slot.bucket].buffer, slot.param, slot.offset);
-    } else {
-      grad = slot.view.clone(at::MemoryFormat::Preserve);
+    impl.make_gradients(bucket);
+    // The communication ends with the last bucket's averages in place: what the callbacks queue
+    // after that is not communication, what they queued before ran while it went on.
+    if (b + 1 == impl.buckets.size() && impl.recording) {
+      if (impl.cuda) {
+        reduced.emplace(cudaEventDefault);
+        reduced->record(c10::cuda::getCurrentCUDAStream());
+      } else {
+        host_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+      }
     }
+    if (on_bucket_done) on_bucket_done(b);
   }
-  impl.last_copied_back = grads.size();
-  if (!grads.empty()) at::_foreach_copy_(grads, views);
   if (!impl.recording) return;
   ++impl.steps;
   if (impl.cuda) {
-    at::cuda::CUDAEvent reduced(cudaEventDefault);
-    reduced.record(c10::cuda::getCurrentCUDAStream());
-    impl.exposed_events.emplace_back(std::move(*compute_done), std::move(reduced));
+    impl.exposed_events.emplace_back(std::move(*compute_done), std::move(*reduced));
   } else {
-    impl.exposed_host_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+    impl.exposed_host_seconds += host_seconds;
   }
 }
 

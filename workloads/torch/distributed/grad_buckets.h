@@ -31,6 +31,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -48,7 +49,9 @@ struct CommStats {
   std::optional<double> collective_seconds;
   // From the end of the backward's compute to the averaged gradients being back in place: the
   // communication the backward did not hide, plus the copy back (CUDA events on the compute
-  // stream; on the CPU the host's wait).
+  // stream; on the CPU the host's wait). With end_backward's on_bucket_done, what it queued for
+  // the buckets before the last (an optimizer's steps) is inside this span: it ran while the
+  // last all-reduces went on.
   double exposed_seconds = 0;
 };
 
@@ -74,8 +77,13 @@ class GradientBuckets {
   // waits for every bucket (the current stream waits, on CUDA) and makes the averages the
   // gradients: views of the buckets where possible, else copied into them (defining those that
   // were not). Nothing blocks the host on CUDA: a step may be captured in a CUDA graph.
+  // `on_bucket_done(i)`, when given, is called for each bucket in index order as soon as its
+  // members' gradients are the averages (on CUDA: what it queues on the current stream runs
+  // after the wait for bucket i's all-reduce, while later buckets' may still run): an optimizer
+  // may step those parameters there.
   // Throws c10::Error when a collective failed or timed out (a rank died).
-  void end_backward();
+  using BucketDone = std::function<void(size_t bucket)>;
+  void end_backward(const BucketDone& on_bucket_done = {});
 
   size_t bucket_count() const;
   // Bucket i's flat buffer: the averages (the all-reduce averages it in place, or its
