@@ -109,7 +109,8 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   // The averages copied back instead (the step before gradients became bucket views), and AdamW
   // stepping every parameter after the last bucket: the same losses.
   const Ran copied = run(
-      "", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --bucket-views off --bucket-step off");
+      "",
+      kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --bucket-views off --bucket-step off");
   ASSERT_EQ(copied.exit_code, 0);
   const json copied_result = of_type(copied, "result").front();
   EXPECT_EQ(copied_result["data_parallel"]["bucket_views"], false);

@@ -77,9 +77,12 @@ TEST(FusedAdamW, GroupsParametersByDtypeAndDropsGradients) {
 TEST(FusedAdamW, StepsInPartsAreTheWholeStepToTheBit) {
   torch::manual_seed(3);
   std::vector<at::Tensor> initial, whole, parted;
-  for (const auto& [shape, dtype] : std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>{
-           {{7, 5}, at::kFloat}, {{13}, at::kBFloat16}, {{65}, at::kFloat},
-           {{4, 3}, at::kBFloat16}, {{9}, at::kFloat}}) {
+  const std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> shapes{{{7, 5}, at::kFloat},
+                                                                            {{13}, at::kBFloat16},
+                                                                            {{65}, at::kFloat},
+                                                                            {{4, 3}, at::kBFloat16},
+                                                                            {{9}, at::kFloat}};
+  for (const auto& [shape, dtype] : shapes) {
     const auto p = torch::randn(shape).to(dtype);
     initial.push_back(p);
     whole.push_back(p.clone().requires_grad_());

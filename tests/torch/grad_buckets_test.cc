@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -72,7 +73,7 @@ struct TwoRanks {
   std::vector<std::string> failures{2};
   std::vector<size_t> bucket_counts{2};
   std::vector<std::vector<at::ScalarType>> communicated{2};  // each bucket's all-reduce dtype
-  std::vector<std::vector<size_t>> buckets_done{2};  // end_backward's on_bucket_done calls
+  std::vector<std::vector<size_t>> buckets_done{2};          // end_backward's on_bucket_done calls
 };
 
 TwoRanks train_two_ranks_once(const std::vector<at::Tensor>& init,
@@ -359,6 +360,31 @@ TEST_F(OneRankBuckets, GradientsAreViewsOfTheirBucketsWithNothingCopiedBack) {
     }
     opt.step();
   }
+}
+
+// What on_bucket_done runs for the buckets before the last is work done while the last
+// all-reduces go on, not communication left exposed: its time is taken out of the exposed span.
+TEST_F(OneRankBuckets, TheBucketCallbacksTimeIsNotCountedAsExposedCommunication) {
+  GradientBuckets buckets(params, *group, 100);
+  ASSERT_EQ(buckets.bucket_count(), 2u);
+  buckets.start_recording();
+  std::vector<size_t> done;
+  buckets.begin_backward();
+  const auto [x, y] = global_batches().front();
+  loss_of(params, x.narrow(0, 0, kRankBatch), y.narrow(0, 0, kRankBatch)).backward();
+  const auto started = std::chrono::steady_clock::now();
+  buckets.end_backward([&](size_t b) {
+    done.push_back(b);
+    if (b == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  const double whole =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(done, (std::vector<size_t>{0, 1}));
+  const CommStats stats = buckets.recorded();
+  EXPECT_EQ(stats.steps, 1);
+  ASSERT_GE(whole, 0.2);
+  EXPECT_LT(stats.exposed_seconds, 0.1) << "the 200 ms callback counted as communication";
+  EXPECT_GE(stats.exposed_seconds, 0.0);
 }
 
 TEST_F(OneRankBuckets, ViewsOffCopiesTheAveragesBack) {

@@ -305,9 +305,10 @@ int Run::execute() {
   if (distributed && config_.bucket_step && (plan_.loss_scaling || !config_.fused_adamw)) {
     notes.push_back(std::string("--bucket-step: AdamW updates every parameter after the last "
                                 "bucket's all-reduce here: ") +
-                    (plan_.loss_scaling ? "fp16's loss scaling skips a step on an overflow in any "
-                                          "gradient"
-                                        : "LibTorch's AdamW (--fused-adamw off) steps all at once"));
+                    (plan_.loss_scaling
+                         ? "fp16's loss scaling skips a step on an overflow in any "
+                           "gradient"
+                         : "LibTorch's AdamW (--fused-adamw off) steps all at once"));
   }
   if (!distributed && config_.grad_comm != GradComm::fp32) {
     notes.push_back("--grad-comm " + std::string(grad_comm_name(config_.grad_comm)) +

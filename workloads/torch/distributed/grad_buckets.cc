@@ -68,6 +68,9 @@ struct GradientBuckets::Impl {
   int64_t steps = 0;
   double exposed_host_seconds = 0;
   std::deque<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> exposed_events;
+  // The spans of what on_bucket_done queued inside the exposed span (its calls for the buckets
+  // before the last): work, not a wait for the communication, taken out of it.
+  std::deque<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> callback_events;
   std::vector<PendingCollective> recorded_collectives;
 
   // The gradient hook: returns the tensor autograd should accumulate instead of `grad`, or an
@@ -241,7 +244,7 @@ void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
   impl.launch_ready();
   impl.last_copied_back = 0;
   std::optional<at::cuda::CUDAEvent> reduced;
-  double host_seconds = 0;
+  double host_seconds = 0, callback_host_seconds = 0;
   for (size_t b = 0; b < impl.buckets.size(); ++b) {
     Bucket& bucket = impl.buckets[b];
     bucket.reduce->wait();
@@ -259,14 +262,28 @@ void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
       }
     }
-    if (on_bucket_done) on_bucket_done(b);
+    if (!on_bucket_done) continue;
+    if (!impl.recording || b + 1 == impl.buckets.size()) {
+      on_bucket_done(b);
+    } else if (impl.cuda) {
+      at::cuda::CUDAEvent before(cudaEventDefault), after(cudaEventDefault);
+      before.record(c10::cuda::getCurrentCUDAStream());
+      on_bucket_done(b);
+      after.record(c10::cuda::getCurrentCUDAStream());
+      impl.callback_events.emplace_back(std::move(before), std::move(after));
+    } else {
+      const auto before = std::chrono::steady_clock::now();
+      on_bucket_done(b);
+      callback_host_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+    }
   }
   if (!impl.recording) return;
   ++impl.steps;
   if (impl.cuda) {
     impl.exposed_events.emplace_back(std::move(*compute_done), std::move(*reduced));
   } else {
-    impl.exposed_host_seconds += host_seconds;
+    impl.exposed_host_seconds += host_seconds - callback_host_seconds;
   }
 }
 
@@ -298,6 +315,7 @@ void GradientBuckets::start_recording() {
   impl_->steps = 0;
   impl_->exposed_host_seconds = 0;
   impl_->exposed_events.clear();
+  impl_->callback_events.clear();
   impl_->recorded_collectives.clear();
 }
 
@@ -308,6 +326,10 @@ CommStats GradientBuckets::recorded() const {
   for (const auto& [start, end] : impl_->exposed_events) {
     stats.exposed_seconds += static_cast<double>(start.elapsed_time(end)) * 1e-3;
   }
+  for (const auto& [start, end] : impl_->callback_events) {
+    stats.exposed_seconds -= static_cast<double>(start.elapsed_time(end)) * 1e-3;
+  }
+  stats.exposed_seconds = std::max(stats.exposed_seconds, 0.0);
   double total = 0;
   bool any = false;
   for (const PendingCollective& c : impl_->recorded_collectives) {

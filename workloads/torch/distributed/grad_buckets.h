@@ -49,9 +49,9 @@ struct CommStats {
   std::optional<double> collective_seconds;
   // From the end of the backward's compute to the averaged gradients being back in place: the
   // communication the backward did not hide, plus the copy back (CUDA events on the compute
-  // stream; on the CPU the host's wait). With end_backward's on_bucket_done, what it queued for
-  // the buckets before the last (an optimizer's steps) is inside this span: it ran while the
-  // last all-reduces went on.
+  // stream; on the CPU the host's wait). With end_backward's on_bucket_done, what it ran for the
+  // buckets before the last (an optimizer's steps) falls inside that span, while the last
+  // all-reduces went on: its own time is taken out (timed around each call).
   double exposed_seconds = 0;
 };
 
