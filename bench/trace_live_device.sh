@@ -7,11 +7,12 @@
 #          compile workers) in default mode and in reduce-overhead mode (CUDA graphs), each alone
 #          and under `gpuscope trace`, its own step time against the trace's; and the example
 #          programs' step times under trace against their own (steps); the window's rules on a
-#          slow start and on slow steps (window).
+#          slow start and on slow steps (window); `gpuscope diagnose` on programs written apart
+#          from its rules (unseen: bench/diagnose_unseen).
 #   bash bench/trace_live_device.sh build   # there (carry .carry): gpuscope + the injection
 #                                           # library -> $OUT/trace-bin.tar.gz
 #   bash bench/trace_live_device.sh cases [TGZ]  # there: the checks -> $OUT/trace_live.txt
-#                                           # (LIVE_CASES="light steps compiled window": the
+#                                           # (LIVE_CASES="light steps compiled window unseen": the
 #                                           # sets; default the first three)
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -132,6 +133,27 @@ window_cases() {
   echo "  exit $?"
   summarize_window "$out/runs/window-starved"
   summarize_trace "$out/runs/window-starved" "$out/window-starved.out" 3
+}
+
+# Programs written apart from diagnose's rules and examples (bench/diagnose_unseen: other models,
+# other libraries, other ways to plant a flaw): `gpuscope diagnose` on each, its first finding.
+unseen_cases() {
+  local py=bench/diagnose_unseen name
+  for name in ${UNSEEN_PROGRAMS:-vit_healthy bert_collate vit_accum_item transformer_fp32 per_sample_loss}; do
+    echo "== diagnose -- $name.py"
+    "$bin" diagnose --json -o "$out/runs/unseen-$name" -- python3 "$py/$name.py" \
+      >"$out/unseen-$name.json" 2>"$out/unseen-$name.err"
+    echo "  exit $?"
+    summarize_diagnosis "$out/unseen-$name.json"
+    python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+st, g = s.get("steps") or {}, s.get("gpu") or {}
+print("  steps traced:", st.get("traced"), "median ms:", round(1e3 * (st.get("median_s") or 0), 2),
+      "| untraced median ms:", round(1e3 * (st.get("untraced_median_s") or 0), 2),
+      "| gpu busy:", g.get("busy_share"), "| kernels/step:", g.get("kernels_per_step"))' \
+      "$out/runs/unseen-$name" 2>&1 | tail -1
+  done
 }
 
 # RUN: how the window opened and closed (summary.json's window).
