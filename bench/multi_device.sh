@@ -22,6 +22,9 @@
 #       # one in BIN_TGZ): per model 1 GPU eager and with graphs, then N GPUs with the averages copied back (--bucket-views off, the
 #       # step before), with gradients as bucket views (the default) and with those plus CUDA
 #       # graphs (--graphs on) -> multi_ab_*.jsonl, multi_ab.out (the table)
+#   bash bench/multi_device.sh table [BIN_TGZ] # there, no carry: the scaling table at each GPU
+#       # count of MULTI_GPU_COUNTS (default all visible), ours (CUDA graphs) and torchrun + DDP,
+#       # fp32 all-reduces -> multi_table*_*.jsonl, multi_table.out
 #   bash bench/multi_device.sh comm [BIN_TGZ] # there, no carry: gradient all-reduces in fp32
 #       # and in bf16, like for like (gpuscope-torch built as for ab, or from BIN_TGZ): per model
 #       # ours on 1 GPU, on N GPUs with --grad-comm fp32 and bf16; torchrun + DDP on 1 GPU, on N
@@ -282,6 +285,27 @@ PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
 }
 
+# table: the scaling table at each count of MULTI_GPU_COUNTS (default: all visible GPUs), ours
+# with CUDA graphs (the default) and torchrun + DDP, the 1-GPU runs once per model: one
+# multi_tableN_MODEL.jsonl per count (the 1-GPU lines copied in), tabled by multi_table.py.
+table() {
+  local model batch extra n
+  for spec in ${MULTI_MODELS:-vit_b16:160 gpt2:16 resnet50:256}; do
+    IFS=: read -r model batch <<<"$spec"
+    extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
+    ours "table1_$model" "${extra[@]}"
+    reference "table1_$model" 1 train --model "$model" --batch "$batch"
+    for n in ${MULTI_GPU_COUNTS:-$gpus}; do
+      cp "$out/multi_table1_$model.jsonl" "$out/multi_table${n}_$model.jsonl"
+      ours "table${n}_$model" "${extra[@]}" --world-size "$n" --dist-timeout 120
+      reference "table${n}_$model" "$n" train --model "$model" --batch "$batch"
+      # Each row as soon as it is measured: a call cut short keeps the rows before.
+      python3 bench/multi_table.py "$out/multi_table${n}_$model.jsonl" | grep -v '^{' |
+        tee -a "$out/multi_table.out"
+    done
+  done
+}
+
 # comm: issue 18's bf16 gradient communication against DDP's bf16_compress_hook, like for like.
 comm() {
   local model batch extra dp
@@ -407,6 +431,11 @@ case "${1:-}" in
     if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
     ab
     ;;
+  table)
+    facts
+    if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
+    table
+    ;;
   comm)
     facts
     if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
@@ -422,7 +451,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table" >&2
     exit 2
     ;;
 esac
