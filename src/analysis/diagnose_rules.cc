@@ -12,6 +12,9 @@ namespace {
 
 constexpr double kMs = 1e3, kUs = 1e6, kPct = 100, kGiB = 1024.0 * 1024 * 1024, kMHz = 1e-6;
 
+// gpu_idle: a GPU busy less than this share of the step, with no rule naming why, is a finding.
+constexpr double kIdleGpuBusyShare = 0.7;
+
 Evidence ev(std::string what, double value, std::string unit) {
   return {std::move(what), value, std::move(unit)};
 }
@@ -405,11 +408,56 @@ std::optional<Finding> shared_gpu(const Observations& o) {
   return f;
 }
 
+std::optional<Finding> gpu_idle(const Observations& o) {
+  const double idle = true_idle_s(o);
+  if (!(o.step_s > 0) || busy_share(o) >= kIdleGpuBusyShare || idle < 0.3 * o.step_s ||
+      idle < 0.5e-3) {
+    return std::nullopt;
+  }
+  Finding f = make("gpu_idle",
+                   fmt::format("The GPU idles {:.0f} % of each step, for a reason none of the "
+                               "known causes explains",
+                               idle / o.step_s * kPct),
+                   o);
+  add_step(f, o);
+  f.evidence.push_back(ev("GPU busy", busy_share(o) * kPct, "%"));
+  f.evidence.push_back(ev("GPU idle in gaps of 1 ms or more per step",
+                          std::min(o.idle_long_s, idle) * kMs, "ms"));
+  f.evidence.push_back(ev("GPU idle in gaps under 1 ms per step",
+                          std::min(o.idle_short_s, idle) * kMs, "ms"));
+  std::optional<double> main_busy;
+  if (o.main_thread_cpu_s && o.run_wall_s && *o.run_wall_s > 0) {
+    main_busy = *o.main_thread_cpu_s / *o.run_wall_s;
+    f.evidence.push_back(ev("main thread on a CPU", *main_busy * kPct, "% of the run"));
+  }
+  const std::string where =
+      main_busy && *main_busy >= 0.8
+          ? "The main thread is on a CPU nearly all the run: Python work in the loop body "
+            "(metrics, logging, preprocessing outside the DataLoader, a loop over samples) runs "
+            "while the GPU waits. "
+      : main_busy ? "The main thread is off the CPU much of the run: it waits for something "
+                    "that is not the GPU (files, the network, a lock, a sleep, another process). "
+                  : "";
+  f.fix = where +
+          "Find where the time goes with py-spy (py-spy record -o profile.svg -- python "
+          "train.py; py-spy dump --pid PID while it runs) or torch.profiler with CPU activities, "
+          "then move that work into DataLoader workers or onto the GPU, do it every N steps, or "
+          "overlap it with the GPU's work.";
+  f.expected_speedup = time_saved(o.step_s, 0.5 * idle, idle);
+  f.confidence = Confidence::low;
+  return f;
+}
+
 std::vector<Finding> run_rules(const Observations& o) {
   std::vector<Finding> out;
   for (auto rule : {input_bound, pageable_copies, sync_every_step, launch_bound, no_tensor_cores,
                     small_batch, cudnn_defaults, unfused_optimizer, throttled, shared_gpu}) {
     if (auto f = rule(o)) out.push_back(std::move(*f));
+  }
+  // A GPU idle much of the step that no rule explains (not even as a minor cause: a wait every
+  // step) is still not healthy.
+  if (out.empty()) {
+    if (auto f = gpu_idle(o)) out.push_back(std::move(*f));
   }
   rank(out);
   return out;

@@ -22,6 +22,9 @@ std::optional<Finding> cudnn_defaults(const Observations& o);
 std::optional<Finding> unfused_optimizer(const Observations& o);
 std::optional<Finding> throttled(const Observations& o);
 std::optional<Finding> shared_gpu(const Observations& o);
+// The GPU idle 30 % or more of the step (busy under 70 %) with no cause named: run by run_rules
+// only when no other rule found anything.
+std::optional<Finding> gpu_idle(const Observations& o);
 
 // Every rule above on one process, ranked (analysis::rank).
 std::vector<Finding> run_rules(const Observations& o);

@@ -375,6 +375,47 @@ TEST(DiagnoseRules, SharedGpuAndIdleGpus) {
   EXPECT_FALSE(idle_gpus(gpus));
 }
 
+// A GPU idle most of the step for a cause outside the rules (here: Python work in the loop body,
+// no DataLoader wait, no synchronization, long kernels) is a finding, not "healthy".
+TEST(DiagnoseRules, AnIdleGpuNoRuleExplainsIsNotHealthy) {
+  Observations o = healthy_step();
+  o.step_s = o.traced_step_s = 40e-3;  // busy 13 ms of 40
+  o.idle_long_s = 26e-3;
+  o.idle_short_s = 1e-3;
+  o.run_wall_s = 60;
+  o.main_thread_cpu_s = 57;
+  auto f = rules(o);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f.front().id, "gpu_idle");
+  EXPECT_TRUE(is_major(f.front()));
+  EXPECT_EQ(f.front().confidence, Confidence::low);
+  EXPECT_NE(f.front().title.find("68 %"), std::string::npos) << f.front().title;
+  EXPECT_NE(f.front().fix.find("loop body"), std::string::npos) << f.front().fix;
+  EXPECT_NE(f.front().fix.find("py-spy"), std::string::npos);
+  ASSERT_TRUE(f.front().expected_speedup);
+  EXPECT_NEAR(f.front().expected_speedup->high, 40.0 / 13.0, 1e-9);
+  EXPECT_NEAR(f.front().expected_speedup->low, 40.0 / 26.5, 1e-9);
+
+  // The main thread mostly off the CPU: it waits for something that is not the GPU.
+  o.main_thread_cpu_s = 12;
+  f = rules(o);
+  ASSERT_EQ(f.front().id, "gpu_idle");
+  EXPECT_NE(f.front().fix.find("waits for something"), std::string::npos) << f.front().fix;
+
+  // The same idle with a cause a rule names: that rule's finding alone.
+  o.data_wait_s = o.data_wait_idle_s = 26e-3;
+  f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "input_bound");
+  for (const Finding& x : f) EXPECT_NE(x.id, "gpu_idle");
+
+  // Busy 70 % of the step or more: no finding (the healthy step is busy 87 %).
+  Observations busy = healthy_step();
+  busy.step_s = busy.traced_step_s = 18e-3;  // 72 %
+  busy.idle_long_s = 4.5e-3;
+  EXPECT_FALSE(any_major(rules(busy)));
+}
+
 TEST(DiagnoseRules, EveryFindingHasEvidenceAFixAndAGainRange) {
   Observations o = healthy_step();
   o.step_s = 100e-3;

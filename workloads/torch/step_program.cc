@@ -55,14 +55,19 @@ void StepProgram::train_step(const Batch& batch) {
   if (gradient_sync_ != nullptr) gradient_sync_->begin_backward();
   (scaler_ ? scaler_->scale_loss(loss) : loss).backward();
   if (bucket_step_) {
+    // AdamW on each bucket's parameters as soon as its averages are in (set_gradient_sync).
     fused_->begin_step();
     gradient_sync_->end_backward([this](size_t bucket) { fused_->step_part(bucket); });
-  } else if (gradient_sync_ != nullptr) {
-    gradient_sync_->end_backward();
+  } else {
+    if (gradient_sync_ != nullptr) gradient_sync_->end_backward();
+    optimizer_step();
   }
-  if (bucket_step_) {
-    // Stepped above, bucket by bucket.
-  } else if (fused_) {
+  if (scaler_) scaler_->update();
+  loss_.copy_(loss.detach());
+}
+
+void StepProgram::optimizer_step() {
+  if (fused_) {
     std::optional<at::Tensor> found_inf;
     if (scaler_) found_inf = scaler_->unscale(fused_->grads());
     fused_->step(found_inf);
@@ -75,8 +80,6 @@ void StepProgram::train_step(const Batch& batch) {
   } else {
     libtorch_adamw_->step();
   }
-  if (scaler_) scaler_->update();
-  loss_.copy_(loss.detach());
 }
 
 bool StepProgram::set_gradient_sync(GradientBuckets* buckets, bool bucket_step) {

@@ -59,6 +59,8 @@ class StepProgram {
  private:
   void train_step(const Batch& batch);
   void infer_step(const Batch& batch);
+  // AdamW on every parameter (loss-scale unscaling first, and the step skipped on an overflow).
+  void optimizer_step();
 
   std::shared_ptr<ReferenceModel> model_;
   ModelKind kind_;
