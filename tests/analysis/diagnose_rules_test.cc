@@ -416,6 +416,38 @@ TEST(DiagnoseRules, AnIdleGpuNoRuleExplainsIsNotHealthy) {
   EXPECT_FALSE(any_major(rules(busy)));
 }
 
+// A host-paced step that tracing slowed by 6.3 ms: those 6.3 ms of short gaps between kernels are
+// tracing's. Without them the GPU idles in one long gap (the host's own work after the step),
+// which is neither launch-bound nor a batch too small.
+TEST(DiagnoseRules, ShortGapsTracingOpenedAreNotLaunchBound) {
+  Observations o = healthy_step();
+  o.step_s = 31.5e-3;
+  o.traced_step_s = 37.8e-3;
+  o.busy_s = 10.8e-3;
+  o.kernels = 360;
+  o.mean_kernel_s = 30e-6;
+  o.matmul_kernels = 100;
+  o.idle_short_s = 7e-3;
+  o.idle_long_s = 20e-3;
+  auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "gpu_idle");
+  for (const Finding& x : f) {
+    EXPECT_NE(x.id, "launch_bound");
+    EXPECT_NE(x.id, "small_batch");
+  }
+  // Untraced, 0.7 ms of the short gaps remain.
+  EXPECT_EQ(f.front().evidence[3].what, "GPU idle in gaps under 1 ms per step");
+  EXPECT_NEAR(f.front().evidence[3].value, 0.7, 1e-9);
+  // The same short gaps in a step tracing did not slow are the program's own: the GPU idles
+  // between kernels of 80 us GEMMs with memory to spare, a batch too small.
+  o.traced_step_s = o.step_s = 20e-3;
+  o.idle_long_s = 2e-3;
+  f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "small_batch");
+}
+
 TEST(DiagnoseRules, EveryFindingHasEvidenceAFixAndAGainRange) {
   Observations o = healthy_step();
   o.step_s = 100e-3;

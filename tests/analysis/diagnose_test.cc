@@ -91,7 +91,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Labelled{"h100_flaws_small_batch", "small_batch"},
                       // NVML timelines from the fake (a lent GPU's settings cannot change).
                       Labelled{"h100_power_capped", "throttled"},
-                      Labelled{"h100_shared", "shared_gpu"}),
+                      Labelled{"h100_shared", "shared_gpu"},
+                      // Derived: h100_flaws_none with 20 ms of host work after each step.
+                      Labelled{"h100_host_work", "gpu_idle"}),
     [](const ::testing::TestParamInfo<Labelled>& param) {
       return std::string(param.param.fixture);
     });
