@@ -429,8 +429,8 @@ std::optional<Finding> gpu_idle(const Observations& o) {
                    o);
   add_step(f, o);
   f.evidence.push_back(ev("GPU busy", busy_share(o) * kPct, "%"));
-  f.evidence.push_back(ev("GPU idle in gaps of 1 ms or more per step",
-                          std::min(o.idle_long_s, idle) * kMs, "ms"));
+  f.evidence.push_back(
+      ev("GPU idle in gaps of 1 ms or more per step", std::min(o.idle_long_s, idle) * kMs, "ms"));
   f.evidence.push_back(ev("GPU idle in gaps under 1 ms per step", short_idle_s(o) * kMs, "ms"));
   std::optional<double> main_busy;
   if (o.main_thread_cpu_s && o.run_wall_s && *o.run_wall_s > 0) {
