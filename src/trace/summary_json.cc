@@ -188,14 +188,24 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
     steps["p90_s"] = *s.step_p90_s;
   }
   if (!s.all_step_s.empty()) {
-    // Steps outside the window: what the run costs untraced (marks only).
-    std::vector<double> outside;
+    // Steps outside the window: what the run costs untraced (marks only). Before and after it
+    // apart too: after the window the library has detached, and steps as fast as before say
+    // that tracing left no cost behind.
+    std::vector<double> outside, before, after;
     for (std::size_t i = 0; i < s.all_step_s.size(); ++i) {
-      const bool inside = i >= s.first_recorded_step && i < s.first_traced_step + s.steps.size();
-      if (!inside) outside.push_back(s.all_step_s[i]);
+      if (i < s.first_recorded_step) {
+        before.push_back(s.all_step_s[i]);
+      } else if (i >= s.first_traced_step + s.steps.size()) {
+        after.push_back(s.all_step_s[i]);
+      } else {
+        continue;
+      }
+      outside.push_back(s.all_step_s[i]);
     }
     steps["marked_median_s"] = median(s.all_step_s);
     if (!outside.empty()) steps["untraced_median_s"] = median(outside);
+    if (!before.empty()) steps["untraced_before_median_s"] = median(before);
+    if (!after.empty()) steps["untraced_after_median_s"] = median(after);
   }
   json per_step = json::array();
   for (const StepStats& st : s.steps) per_step.push_back(step_json(st, s.syncs_recorded));
@@ -360,6 +370,11 @@ void print_summary_json(const json& j, std::ostream& out) {
                        ms(steps["median_s"]), ms(steps["p10_s"]), ms(steps["p90_s"]));
     if (steps.contains("untraced_median_s")) {
       out << fmt::format("; untraced steps median {}", ms(steps["untraced_median_s"]));
+      if (steps.contains("untraced_before_median_s") && steps.contains("untraced_after_median_s")) {
+        out << fmt::format(" (before the window {}, after {})",
+                           ms(steps["untraced_before_median_s"]),
+                           ms(steps["untraced_after_median_s"]));
+      }
     }
     out << '\n';
   } else {

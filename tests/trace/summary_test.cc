@@ -114,6 +114,23 @@ TEST(TraceSummary, StepsRecordedBeforeTheTracedOnesAreWarmUp) {
   EXPECT_NEAR(k["steps"]["untraced_median_s"].get<double>(), 11e-3, 1e-9);
 }
 
+// The untraced steps before the window and after it, apart: whether tracing left a cost behind.
+TEST(TraceSummary, UntracedStepsBeforeAndAfterTheWindowApart) {
+  TraceSummary s;
+  s.all_step_s = {10e-3, 12e-3, 10e-3, 50e-3, 50e-3, 30e-3, 31e-3, 30e-3};
+  s.first_recorded_step = s.first_traced_step = 3;
+  s.steps.resize(2);
+  const nlohmann::json j = summary_to_json(s, Timeline{}, {});
+  EXPECT_NEAR(j["steps"]["untraced_before_median_s"].get<double>(), 10e-3, 1e-12);
+  EXPECT_NEAR(j["steps"]["untraced_after_median_s"].get<double>(), 30e-3, 1e-12);
+  EXPECT_NEAR(j["steps"]["untraced_median_s"].get<double>(), 21e-3, 1e-12);
+  // A window that ran to the end: nothing after it.
+  s.steps.resize(5);
+  const nlohmann::json k = summary_to_json(s, Timeline{}, {});
+  EXPECT_FALSE(k["steps"].contains("untraced_after_median_s")) << k["steps"].dump();
+  EXPECT_NEAR(k["steps"]["untraced_before_median_s"].get<double>(), 10e-3, 1e-12);
+}
+
 // Without launch records (a light trace) nothing says which step launched what: the steps stay
 // as the host passed them.
 TEST(TraceSummary, WithoutLaunchRecordsTheHostsBoundsStand) {
