@@ -139,7 +139,7 @@ window_cases() {
 # other libraries, other ways to plant a flaw): `gpuscope diagnose` on each, its first finding.
 unseen_cases() {
   local py=bench/diagnose_unseen name
-  for name in ${UNSEEN_PROGRAMS:-vit_healthy bert_collate vit_accum_item transformer_fp32 per_sample_loss python_metrics}; do
+  for name in ${UNSEEN_PROGRAMS:-vit_healthy bert_collate vit_accum_item transformer_fp32 per_sample_loss python_metrics empty_cache_loop}; do
     echo "== diagnose -- $name.py"
     "$bin" diagnose --json -o "$out/runs/unseen-$name" -- python3 "$py/$name.py" \
       >"$out/unseen-$name.json" 2>"$out/unseen-$name.err"

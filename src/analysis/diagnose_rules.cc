@@ -85,10 +85,10 @@ double launch_idle_s(const Observations& o) {
 
 // The GPU idles in short gaps between kernels most of the step (the launch-bound signature). A
 // synchronization every step also looks like this (the GPU cannot run ahead of the host): it
-// comes first.
+// comes first, as does a cudaFree every step (which waits for the device too).
 bool idles_between_kernels(const Observations& o) {
   return o.step_s > 0 && busy_share(o) < 0.6 && launch_idle_s(o) >= 0.2 * o.step_s &&
-         o.mean_kernel_s < 50e-6 && waits_per_step(o) < 0.9;
+         o.mean_kernel_s < 50e-6 && waits_per_step(o) < 0.9 && o.device_frees < 0.9;
 }
 
 // With the launch-bound signature, a batch too small shows in the matrix kernels: well past the
@@ -201,6 +201,35 @@ std::optional<Finding> sync_every_step(const Observations& o) {
       "read a step later.";
   f.expected_speedup = time_saved(o.step_s, idle, all_idle);
   f.confidence = o.syncs_recorded ? Confidence::high : Confidence::medium;
+  return f;
+}
+
+std::optional<Finding> allocator_churn(const Observations& o) {
+  if (o.steps == 0 || o.device_frees < 0.9) return std::nullopt;
+  const double idle = std::min(o.idle_after_free_s, true_idle_s(o));
+  // As after a synchronization: the GPU's queue is empty after a cudaFree, and the host must
+  // launch the next work while it runs.
+  const double all_idle =
+      std::max(idle, true_idle_s(o) - std::min(o.data_wait_idle_s, true_idle_s(o)));
+  Finding f = make("allocator_churn",
+                   "GPU memory goes back to the driver and is asked for again every step "
+                   "(cudaFree waits for the whole GPU)",
+                   o);
+  f.severity = idle + o.allocator_s >= 0.02 * o.step_s ? Severity::warning : Severity::info;
+  add_step(f, o);
+  f.evidence.push_back(ev("cudaFree per step", o.device_frees, ""));
+  f.evidence.push_back(ev("cudaMalloc per step", o.device_mallocs, ""));
+  f.evidence.push_back(ev("host inside them per step", o.allocator_s * kMs, "ms"));
+  f.evidence.push_back(ev("GPU idle after the frees per step", idle * kMs, "ms"));
+  f.fix =
+      "Let PyTorch's caching allocator keep its memory: take torch.cuda.empty_cache() (and "
+      "gc.collect() with it) out of the training loop. If memory is tight, the allocator frees "
+      "its cache to retry an allocation that failed (torch.cuda.memory_stats()"
+      "[\"num_alloc_retries\"] grows every step): lower the memory a step needs (a smaller batch, "
+      "AMP, activation checkpointing) or its fragmentation "
+      "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True).";
+  f.expected_speedup = time_saved(o.step_s, std::min(idle + o.allocator_s, all_idle), all_idle);
+  f.confidence = Confidence::medium;
   return f;
 }
 
@@ -457,8 +486,9 @@ std::optional<Finding> gpu_idle(const Observations& o) {
 
 std::vector<Finding> run_rules(const Observations& o) {
   std::vector<Finding> out;
-  for (auto rule : {input_bound, pageable_copies, sync_every_step, launch_bound, no_tensor_cores,
-                    small_batch, cudnn_defaults, unfused_optimizer, throttled, shared_gpu}) {
+  for (auto rule :
+       {input_bound, pageable_copies, sync_every_step, allocator_churn, launch_bound,
+        no_tensor_cores, small_batch, cudnn_defaults, unfused_optimizer, throttled, shared_gpu}) {
     if (auto f = rule(o)) out.push_back(std::move(*f));
   }
   // A GPU idle much of the step that no rule explains (not even as a minor cause: a wait every

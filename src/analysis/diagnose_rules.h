@@ -15,6 +15,7 @@ namespace gpuscope::analysis::detail {
 std::optional<Finding> input_bound(const Observations& o);
 std::optional<Finding> pageable_copies(const Observations& o);
 std::optional<Finding> sync_every_step(const Observations& o);
+std::optional<Finding> allocator_churn(const Observations& o);
 std::optional<Finding> launch_bound(const Observations& o);
 std::optional<Finding> no_tensor_cores(const Observations& o);
 std::optional<Finding> small_batch(const Observations& o);

@@ -76,6 +76,13 @@ struct Observations {
   bool syncs_recorded = true;    // false: a light trace (no synchronization records)
   double idle_after_sync_s = 0;  // GPU idle from a sync's end to the next GPU work
 
+  // The CUDA caching allocator going to the driver (cudaMalloc / cudaFree, per step): each
+  // cudaFree waits for the whole device first (torch.cuda.empty_cache() in the loop, or memory so
+  // tight that the allocator frees its cache to retry an allocation).
+  double device_mallocs = 0, device_frees = 0;
+  double allocator_s = 0;        // host time inside those calls
+  double idle_after_free_s = 0;  // GPU idle from a cudaFree's end to the next GPU work
+
   double launches = 0;                      // kernel launch API calls
   std::optional<double> launch_api_mean_s;  // mean duration of one launch call
 

@@ -100,6 +100,18 @@ bool is_launch(std::string_view api) {
   return api.find("Launch") != std::string_view::npos;
 }
 
+// A call that takes device memory from the driver or gives it back (cudaMalloc, cudaFree and
+// the driver's cuMemAlloc, cuMemFree; not pinned host memory, not the stream-ordered *Async
+// ones, which neither synchronize nor go to the driver each time).
+enum class AllocatorCall { none, malloc, free };
+AllocatorCall allocator_call(std::string_view api) {
+  if (api.find("Host") != std::string_view::npos || api.find("Async") != std::string_view::npos)
+    return AllocatorCall::none;
+  if (api.starts_with("cudaMalloc") || api.starts_with("cuMemAlloc")) return AllocatorCall::malloc;
+  if (api.starts_with("cudaFree") || api.starts_with("cuMemFree")) return AllocatorCall::free;
+  return AllocatorCall::none;
+}
+
 // The optimizer chain of each step: the elementwise kernels launched after its last matrix
 // kernel, in launch order (the kernels' start when launches were not recorded).
 void optimizer_chains(const Timeline& t, const TraceSummary& s,
@@ -342,6 +354,11 @@ Observations observe(const Timeline& t, const TraceSummary& s,
     return launching.empty() || launching.count({h.pid, h.tid}) != 0;
   };
   double wait_idle = 0, after_sync = 0, launches = 0, launch_s = 0, syncs = 0, sync_s = 0;
+  // Allocator calls, the runtime's and the driver's apart (cudaMalloc calls cuMemAlloc: both
+  // may be recorded, and the runtime's count when there are any).
+  struct AllocatorCalls {
+    double mallocs = 0, frees = 0, seconds = 0, idle_after_free = 0;
+  } runtime_alloc, driver_alloc;
   for (const HostInterval& h : t.host) {
     if (h.end_ns <= from || h.start_ns >= to) continue;
     if (h.kind == HostInterval::Kind::data_wait) {
@@ -355,8 +372,23 @@ Observations observe(const Timeline& t, const TraceSummary& s,
     } else if (h.kind == HostInterval::Kind::api && is_launch(t.names[h.name])) {
       ++launches;
       launch_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
+    } else if (h.kind == HostInterval::Kind::api && h.start_ns >= from) {
+      const std::string& name = t.names[h.name];
+      const AllocatorCall call = allocator_call(name);
+      if (call == AllocatorCall::none) continue;
+      AllocatorCalls& calls = name.starts_with("cuda") ? runtime_alloc : driver_alloc;
+      (call == AllocatorCall::malloc ? calls.mallocs : calls.frees) += 1;
+      calls.seconds += static_cast<double>(h.end_ns - h.start_ns) * kNs;
+      // cudaFree waits for the whole device: the GPU then idles until the next launch.
+      if (call == AllocatorCall::free) calls.idle_after_free += idle_after(busy, h.end_ns);
     }
   }
+  const AllocatorCalls& alloc =
+      runtime_alloc.mallocs + runtime_alloc.frees > 0 ? runtime_alloc : driver_alloc;
+  o.device_mallocs = alloc.mallocs / n;
+  o.device_frees = alloc.frees / n;
+  o.allocator_s = alloc.seconds / n;
+  o.idle_after_free_s = alloc.idle_after_free / n;
   if (!launching.empty()) {  // else the summary's count of every thread's waits stands
     o.syncs = syncs / n;
     o.sync_s = sync_s / n;

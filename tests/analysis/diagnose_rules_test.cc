@@ -448,6 +448,72 @@ TEST(DiagnoseRules, ShortGapsTracingOpenedAreNotLaunchBound) {
   EXPECT_EQ(f.front().id, "small_batch");
 }
 
+// torch.cuda.empty_cache() in the loop: every 20 ms step runs 10 ms of kernels, then the host
+// frees the cache (cudaFree, 1 ms, waiting for the GPU; the runtime's call and the driver's
+// cuMemFree inside it both recorded) and takes it back (cudaMalloc, 0.5 ms); the next step's
+// work comes at its start. Read from the records, one free and one malloc a step, and the GPU
+// idle after each free.
+TEST(DiagnoseRules, AFreeEveryStepIsAllocatorChurn) {
+  using trace::detail::GpuActivity;
+  using trace::detail::HostInterval;
+  constexpr std::int64_t kMsNs = 1'000'000;
+  trace::detail::Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  const std::uint32_t launch = t.intern("cudaLaunchKernel");
+  const std::uint32_t kernel = t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT");
+  const std::uint32_t cuda_free = t.intern("cudaFree_v3020");
+  const std::uint32_t cu_free = t.intern("cuMemFree_v2");
+  const std::uint32_t cuda_malloc = t.intern("cudaMalloc_v3020");
+  const std::uint32_t pinned_free = t.intern("cudaFreeHost_v3020");  // not device memory
+  std::uint64_t correlation = 1;
+  for (int s = 0; s < 9; ++s) {
+    const std::int64_t t0 = 1000 * kMsNs + s * 20 * kMsNs;
+    for (int k = 0; k < 4; ++k) {
+      const std::int64_t at = t0 + k * 10'000;
+      t.host.push_back({HostInterval::Kind::api, 100, 100, at, at + 5'000, launch, correlation});
+      GpuActivity a;
+      a.kind = GpuActivity::Kind::kernel;
+      a.name = kernel;
+      a.start_ns = t0 + k * 2500'000 + 50'000;
+      a.end_ns = a.start_ns + 2500'000;
+      a.correlation = correlation++;
+      t.gpu.push_back(a);
+    }
+    const std::int64_t free_at = t0 + 12 * kMsNs;
+    t.host.push_back({HostInterval::Kind::api, 100, 100, free_at, free_at + kMsNs, cuda_free, 0});
+    t.host.push_back(
+        {HostInterval::Kind::api, 100, 100, free_at + 100'000, free_at + 900'000, cu_free, 0});
+    t.host.push_back({HostInterval::Kind::api, 100, 100, free_at + kMsNs, free_at + kMsNs + 500'000,
+                      cuda_malloc, 0});
+    t.host.push_back({HostInterval::Kind::api, 100, 100, free_at + 2 * kMsNs,
+                      free_at + 2 * kMsNs + 1000, pinned_free, 0});
+    t.marks.push_back({100, 100, t0 + 20 * kMsNs - 1, mark});
+  }
+  const trace::detail::TraceSummary s = trace::detail::summarize(t, {}, {});
+  ASSERT_EQ(s.steps.size(), 8u);
+  const Observations o = observe(t, s, std::nullopt, std::nullopt);
+  EXPECT_NEAR(o.device_frees, 1.0, 1e-9) << "the runtime's calls, not the driver's inside them too";
+  EXPECT_NEAR(o.device_mallocs, 1.0, 1e-9);
+  EXPECT_NEAR(o.allocator_s, 1.5e-3, 1e-9);
+  // From the free's end (13 ms into the step) to the next step's first kernel (20.05 ms), after
+  // 7 of the 8 frees (the last one has no work after it).
+  EXPECT_NEAR(o.idle_after_free_s, 7.05e-3 * 7 / 8, 1e-6);
+  const auto f = rules(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "allocator_churn");
+  EXPECT_EQ(f.front().severity, Severity::warning);
+  EXPECT_NE(f.front().fix.find("empty_cache"), std::string::npos);
+  ASSERT_TRUE(f.front().expected_speedup);
+  EXPECT_GT(f.front().expected_speedup->low, 1.3);
+  for (const Finding& x : f) EXPECT_NE(x.id, "gpu_idle");
+
+  // No free in the window (the allocator kept its memory): no finding.
+  Observations kept = o;
+  kept.device_frees = 0;
+  for (const Finding& x : rules(kept)) EXPECT_NE(x.id, "allocator_churn");
+}
+
 TEST(DiagnoseRules, EveryFindingHasEvidenceAFixAndAGainRange) {
   Observations o = healthy_step();
   o.step_s = 100e-3;
@@ -457,6 +523,7 @@ TEST(DiagnoseRules, EveryFindingHasEvidenceAFixAndAGainRange) {
   o.matmul_fp32_s = 20e-3;
   o.layout_transpose_s = 5e-3;
   o.optimizer_chain_kernels = 100, o.optimizer_chain_span_s = 10e-3;
+  o.device_frees = o.device_mallocs = 1, o.idle_after_free_s = 2e-3;
   for (const Finding& f : rules(o)) {
     EXPECT_FALSE(f.evidence.empty()) << f.id;
     EXPECT_FALSE(f.fix.empty()) << f.id;
