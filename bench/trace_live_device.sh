@@ -60,7 +60,9 @@ print("  per-step syncs/sync_s (first 3):", [(p.get("syncs"), p.get("sync_s")) f
 if steps.get("median_s") and own:
     t, o = steps["median_s"], own["step_time_s_median"]
     print(f"  trace's median step {t*1e3:.2f} ms, program's own (whole run) {o*1e3:.2f} ms, "
-          f"ratio {t/o:.3f}; untraced steps' median {1e3*(steps.get('untraced_median_s') or 0):.2f} ms")
+          f"ratio {t/o:.3f}; untraced steps' median {1e3*(steps.get('untraced_median_s') or 0):.2f} ms "
+          f"(before the window {1e3*(steps.get('untraced_before_median_s') or 0):.2f}, "
+          f"after {1e3*(steps.get('untraced_after_median_s') or 0):.2f})")
     # The program's own CUDA-event step times over the traced steps: iteration warmup + k is
     # timed step k; the trace's step n is the run's iteration n.
     first, n = steps.get("first_traced", 0), steps.get("traced", 0)
@@ -151,6 +153,8 @@ s = json.load(open(sys.argv[1] + "/summary.json"))
 st, g = s.get("steps") or {}, s.get("gpu") or {}
 print("  steps traced:", st.get("traced"), "median ms:", round(1e3 * (st.get("median_s") or 0), 2),
       "| untraced median ms:", round(1e3 * (st.get("untraced_median_s") or 0), 2),
+      "(before", round(1e3 * (st.get("untraced_before_median_s") or 0), 2), "after",
+      round(1e3 * (st.get("untraced_after_median_s") or 0), 2), ")",
       "| gpu busy:", g.get("busy_share"), "| kernels/step:", g.get("kernels_per_step"))' \
       "$out/runs/unseen-$name" 2>&1 | tail -1
   done
