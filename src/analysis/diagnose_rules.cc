@@ -77,6 +77,14 @@ double short_idle_s(const Observations& o) {
   return std::min(std::max(0.0, o.idle_short_s - tracing), true_idle_s(o));
 }
 
+// What a wait every step (a synchronization, a cudaFree) may cost, at most: after it the GPU's
+// queue is empty and the host must launch the next work while it runs, so all of the step's idle
+// time but the data wait's may be the wait's doing (never less than `idle_after`, the GPU idle
+// right after the waits).
+double idle_after_waits_s(const Observations& o, double idle_after) {
+  return std::max(idle_after, true_idle_s(o) - std::min(o.data_wait_idle_s, true_idle_s(o)));
+}
+
 // Idle in short gaps that is neither the optimizer chain's nor the wait after a sync.
 double launch_idle_s(const Observations& o) {
   const double chain_gaps = std::max(0.0, chain_span_s(o) - o.optimizer_chain_kernel_s);
@@ -177,10 +185,7 @@ std::optional<Finding> sync_every_step(const Observations& o) {
   // In a light trace the GPU idle after each small copy back stands for the idle after the wait.
   if (o.steps == 0 || waits_per_step(o) < 0.9) return std::nullopt;
   const double idle = std::min(o.idle_after_sync_s, true_idle_s(o));
-  // After a wait the GPU's queue is empty: the host must launch the next step while it runs,
-  // so the step's other idle time (not the data wait's) may be the wait's doing too.
-  const double all_idle =
-      std::max(idle, true_idle_s(o) - std::min(o.data_wait_idle_s, true_idle_s(o)));
+  const double all_idle = idle_after_waits_s(o, idle);
   Finding f = make("sync_every_step",
                    "The host waits for the GPU every step (.item(), .cpu(), print(tensor))", o);
   f.severity = idle >= 0.02 * o.step_s ? Severity::warning : Severity::info;
@@ -207,10 +212,7 @@ std::optional<Finding> sync_every_step(const Observations& o) {
 std::optional<Finding> allocator_churn(const Observations& o) {
   if (o.steps == 0 || o.device_frees < 0.9) return std::nullopt;
   const double idle = std::min(o.idle_after_free_s, true_idle_s(o));
-  // As after a synchronization: the GPU's queue is empty after a cudaFree, and the host must
-  // launch the next work while it runs.
-  const double all_idle =
-      std::max(idle, true_idle_s(o) - std::min(o.data_wait_idle_s, true_idle_s(o)));
+  const double all_idle = idle_after_waits_s(o, idle);  // a cudaFree waits as a sync does
   Finding f = make("allocator_churn",
                    "GPU memory goes back to the driver and is asked for again every step "
                    "(cudaFree waits for the whole GPU)",
