@@ -51,11 +51,11 @@ TEST(TorchCli, HelpListsModelsModesAndSwitches) {
   const Ran ran = run("--help");
   EXPECT_EQ(ran.exit_code, 0);
   for (const char* word :
-       {"vit_b16",  "resnet50",       "gpt2",    "fp32",          "tf32",
-        "amp_fp16", "amp_bf16",       "fp16",    "bf16",          "fp8",
-        "--graphs", "--fused-adamw",  "--batch", "--input",       "--loader-workers",
-        "--pinned", "--non-blocking", "--data",  "--guard-steps", "--make-images",
-        "guard",    "--grad-comm"}) {
+       {"vit_b16",  "resnet50",       "gpt2",       "fp32",          "tf32",
+        "amp_fp16", "amp_bf16",       "fp16",       "bf16",          "fp8",
+        "--graphs", "--fused-adamw",  "--batch",    "--input",       "--loader-workers",
+        "--pinned", "--non-blocking", "--data",     "--guard-steps", "--make-images",
+        "guard",    "--grad-comm",    "--grad-sync"}) {
     EXPECT_NE(ran.out.find(word), std::string::npos) << word;
   }
 }

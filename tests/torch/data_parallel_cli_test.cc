@@ -158,6 +158,51 @@ TEST(TorchDataParallel, Bf16GradientCommunicationAtOneRankIsANote) {
   EXPECT_FALSE(of_type(ran, "result").front().contains("data_parallel"));
 }
 
+TEST(TorchDataParallel, WithoutGradientSyncEachRankTrainsItsOwnReplicaAndSaysSo) {
+  const std::filesystem::path err =
+      std::filesystem::temp_directory_path() /
+      ("gpuscope-torch-grad-sync-" + std::to_string(getpid()) + ".err");
+  const Ran synced = run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60");
+  const Ran apart =
+      run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --grad-sync off", err);
+  const std::string summary = read_file(err);
+  std::filesystem::remove(err);
+  ASSERT_EQ(synced.exit_code, 0);
+  ASSERT_EQ(apart.exit_code, 0);
+  const json result = of_type(apart, "result").front();
+  const json& dp = result["data_parallel"];
+  EXPECT_EQ(dp["grad_sync"], false);
+  EXPECT_EQ(dp["buckets"], 0);
+  EXPECT_EQ(dp["bucket_step"], false);
+  EXPECT_TRUE(dp["exposed_seconds_per_step"].is_null());
+  ASSERT_EQ(dp["ranks"].size(), 2u) << "every rank still reports";
+  EXPECT_EQ(of_type(synced, "result").front()["data_parallel"]["grad_sync"], true);
+  const json notes = of_type(apart, "start").front()["notes"];
+  ASSERT_EQ(notes.size(), 1u) << notes.dump();
+  EXPECT_NE(notes[0].get<std::string>().find("not a training run"), std::string::npos)
+      << notes.dump();
+  EXPECT_NE(summary.find("2 ranks at once (gloo), no gradient averaged"), std::string::npos)
+      << summary;
+  // The first step's loss is the same (rank 0's weights, each rank's own data); after it each
+  // rank stepped on its own gradients, so the ranks' mean loss leaves the synchronized curve.
+  const json synced_losses = of_type(synced, "result").front()["loss"]["values"];
+  const json& apart_losses = result["loss"]["values"];
+  ASSERT_EQ(apart_losses.size(), 3u);
+  EXPECT_NEAR(apart_losses[0].get<double>(), synced_losses[0].get<double>(),
+              1e-6 * std::abs(synced_losses[0].get<double>()));
+  EXPECT_NE(apart_losses[2], synced_losses[2]);
+}
+
+TEST(TorchDataParallel, GradientSyncOffAtOneRankIsANote) {
+  const Ran ran = run("",
+                      "--device cpu --model gpt2 --seq-len 8 --batch 1 --warmup 0 --windows 1 "
+                      "--steps 1 --mode fp32 --grad-sync off");
+  ASSERT_EQ(ran.exit_code, 0);
+  EXPECT_EQ(of_type(ran, "start").front()["notes"],
+            json::array({"--grad-sync off has no effect at world size 1: no gradients are "
+                         "averaged"}));
+}
+
 TEST(TorchDataParallel, LibTorchsAdamWStepsAfterTheLastBucketAndSaysSo) {
   const Ran ran =
       run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --fused-adamw off --graphs off");

@@ -28,12 +28,13 @@ TEST(Options, Defaults) {
   EXPECT_TRUE(c.bucket_views);
   EXPECT_EQ(c.grad_comm, GradComm::fp32);
   EXPECT_TRUE(c.bucket_step);
+  EXPECT_TRUE(c.grad_sync);
 }
 
 TEST(Options, DataParallel) {
-  const auto parsed =
-      parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
-             "--dist-timeout", "30", "--grad-comm", "bf16", "--bucket-step", "off"});
+  const auto parsed = parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
+                             "--dist-timeout", "30", "--grad-comm", "bf16", "--bucket-step", "off",
+                             "--grad-sync", "off"});
   ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
   const RunConfig& c = std::get<CommandLine>(parsed).config;
   EXPECT_EQ(c.world_size, 2);
@@ -42,7 +43,9 @@ TEST(Options, DataParallel) {
   EXPECT_EQ(c.dist_timeout_s, 30);
   EXPECT_EQ(c.grad_comm, GradComm::bf16);
   EXPECT_FALSE(c.bucket_step);
+  EXPECT_FALSE(c.grad_sync);
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--bucket-views", "maybe"})));
+  EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--grad-sync", "sometimes"})));
 }
 
 TEST(Options, InputSetsFollowTheTaskAndTheInputPath) {

@@ -169,6 +169,7 @@ std::string result_line(const RunResult& r) {
         .add("bucket_views", dp->bucket_views)
         .add("grad_comm", dp->grad_comm)
         .add("bucket_step", dp->bucket_step)
+        .add("grad_sync", dp->grad_sync)
         .add("global_batch", dp->global_batch)
         .add("rank_samples_per_second", dp->rank_samples_per_second)
         .add("collective_seconds_per_step", dp->collective_seconds_per_step)

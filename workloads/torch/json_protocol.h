@@ -69,6 +69,7 @@ struct DataParallelRecord {
   bool bucket_views = true;            // gradients are views of their buckets (--bucket-views)
   std::string grad_comm = "fp32";      // the all-reduces' dtype (--grad-comm): fp32 or bf16
   bool bucket_step = false;            // AdamW stepped each bucket as it was averaged
+  bool grad_sync = true;               // false: --grad-sync off, no gradient was averaged
   int64_t global_batch = 0;            // batch x world size
   double rank_samples_per_second = 0;  // this rank's median
   std::optional<double> collective_seconds_per_step;  // all-reduces' device time (NCCL)

@@ -258,6 +258,11 @@ const std::vector<OptionSpec>& option_table() {
        "backward) or all after the last (off). Applies with the fused AdamW and no loss scaling "
        "(not fp16)",
        boolean(at(&RunConfig::bucket_step))},
+      {"--grad-sync", "on|off",
+       "data parallel: gradients averaged over the ranks (on, default) or not at all (off: each "
+       "rank trains its own replica, every GPU busy at once with no communication; the ceiling "
+       "of the data-parallel rate, not training)",
+       boolean(at(&RunConfig::grad_sync))},
       {"--quiet", "", "no summary line on stderr", nullptr},
       {"--describe", "", "print models, modes and switches as one JSON line and exit", nullptr},
       {"--help", "", "print this help and exit", nullptr},

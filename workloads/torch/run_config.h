@@ -122,6 +122,10 @@ struct RunConfig {
   // The fused AdamW updates each bucket's parameters as soon as that bucket's all-reduce ended,
   // while later buckets' run; off: all of them after the last (grad_buckets.h).
   bool bucket_step = true;
+  // Gradients averaged over the ranks (on, as DDP); off: each rank trains its own replica with no
+  // all-reduce at all, all ranks at once. Not training: the rate the GPUs reach together without
+  // communication, the ceiling of a synchronous data-parallel step (bench --no-sync-ceiling).
+  bool grad_sync = true;
 };
 
 // The switches as they apply to a run on a given device (automatic ones decided).

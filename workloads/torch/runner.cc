@@ -293,7 +293,7 @@ int Run::execute() {
   plan_ = plan_for(config_.mode);
   switches_ = resolve_switches(config_, device_.is_cuda());
   std::vector<std::string> notes;
-  if (distributed && switches_.cuda_graphs) {
+  if (distributed && config_.grad_sync && switches_.cuda_graphs) {
     // The step is captured with its bucket all-reduces (NCCL collectives can be captured; the
     // hooks launch them in the same order in every capture, and the communicator exists from the
     // eager warm-up). On 2xH200: ViT-B/16 98.0 % scaling against 95.0 % eager, GPT-2 97.1 %
@@ -302,13 +302,23 @@ int Run::execute() {
         "CUDA graphs in a data-parallel run: the gradient all-reduces are captured with the "
         "step; the communication figures are not measured (--graphs off measures them)");
   }
-  if (distributed && config_.bucket_step && (plan_.loss_scaling || !config_.fused_adamw)) {
+  if (distributed && !config_.grad_sync) {
+    notes.push_back(
+        "--grad-sync off: no gradient is averaged; each rank trains its own replica, every GPU "
+        "at once. The samples/s are the ceiling of data parallel without communication, not a "
+        "training run's");
+  }
+  if (distributed && config_.grad_sync && config_.bucket_step &&
+      (plan_.loss_scaling || !config_.fused_adamw)) {
     notes.push_back(std::string("--bucket-step: AdamW updates every parameter after the last "
                                 "bucket's all-reduce here: ") +
                     (plan_.loss_scaling
                          ? "fp16's loss scaling skips a step on an overflow in any "
                            "gradient"
                          : "LibTorch's AdamW (--fused-adamw off) steps all at once"));
+  }
+  if (!distributed && !config_.grad_sync) {
+    notes.push_back("--grad-sync off has no effect at world size 1: no gradients are averaged");
   }
   if (!distributed && config_.grad_comm != GradComm::fp32) {
     notes.push_back("--grad-comm " + std::string(grad_comm_name(config_.grad_comm)) +
@@ -397,7 +407,7 @@ int Run::execute() {
   StepProgram program(model, config_, device_);
   if (data_parallel_) {
     data_parallel_->set_bucket_step(
-        program.set_gradient_sync(&data_parallel_->buckets(), config_.bucket_step));
+        program.set_gradient_sync(data_parallel_->buckets(), config_.bucket_step));
   }
   const std::optional<int64_t> batch = choose_batch(program);
   if (!batch) return batch_failure_exit_;
@@ -469,7 +479,7 @@ int Run::execute() {
   }
   StepClock clock(device_);
   std::vector<double> step_seconds;
-  if (data_parallel_) data_parallel_->buckets().start_recording();
+  if (data_parallel_ && data_parallel_->buckets()) data_parallel_->buckets()->start_recording();
   feed.reset_wait();
   for (int64_t w = 0; until_stopped() || w < config_.windows; ++w) {
     if (stopping()) {
@@ -594,6 +604,11 @@ std::string Run::history_after_failure() noexcept {
 // The summary's data-parallel part: ranks, backend, the all-reduces' dtype.
 void print_data_parallel_summary(const RunResult& r) {
   if (!r.data_parallel) return;
+  if (!r.data_parallel->grad_sync) {
+    std::fprintf(stderr, "; %d ranks at once (%s), no gradient averaged (--grad-sync off)",
+                 r.data_parallel->world_size, r.data_parallel->backend.c_str());
+    return;
+  }
   std::fprintf(stderr, "; data parallel x%d (%s), gradients all-reduced in %s",
                r.data_parallel->world_size, r.data_parallel->backend.c_str(),
                r.data_parallel->grad_comm.c_str());

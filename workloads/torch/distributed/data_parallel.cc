@@ -24,6 +24,7 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
     torch::NoGradGuard no_grad;
     group_->broadcast(state, 0);
   }
+  if (!config.grad_sync) return;
   std::optional<at::ScalarType> communication_dtype;
   if (config.grad_comm == GradComm::bf16) communication_dtype = at::kBFloat16;
   buckets_ =
@@ -49,11 +50,12 @@ void DataParallel::average(at::Tensor& values) {
 }
 
 void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
-  const CommStats comm = buckets_->recorded();
+  const CommStats comm = buckets_ ? buckets_->recorded() : CommStats{};
   DataParallelRecord record;
   record.world_size = world_size();
   record.backend = group_->backend_name();
-  record.buckets = static_cast<int64_t>(buckets_->bucket_count());
+  record.grad_sync = buckets_ != nullptr;
+  record.buckets = buckets_ ? static_cast<int64_t>(buckets_->bucket_count()) : 0;
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
   record.bucket_views = config_.bucket_views;
   record.grad_comm = std::string(grad_comm_name(config_.grad_comm));

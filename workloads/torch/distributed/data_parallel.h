@@ -1,7 +1,9 @@
 // One rank of a data-parallel training run, as torchrun + DistributedDataParallel would run it:
 // the process group (process_group.h), replicas made identical (rank 0's parameters and buffers
 // broadcast), gradients averaged in buckets during the backward (grad_buckets.h), each rank on
-// its own share of the data, and at the end every rank's figures gathered on rank 0.
+// its own share of the data, and at the end every rank's figures gathered on rank 0. With
+// --grad-sync off the ranks keep their process group (the broadcast, the figures) but average
+// no gradients.
 #pragma once
 
 #include <memory>
@@ -29,7 +31,8 @@ class DataParallel {
 
   int rank() const { return group_->rank(); }
   int world_size() const { return group_->size(); }
-  GradientBuckets& buckets() { return *buckets_; }
+  // The gradient buckets; nullptr with --grad-sync off (nothing is all-reduced).
+  GradientBuckets* buckets() { return buckets_.get(); }
   // Whether the optimizer steps each bucket as it is averaged (StepProgram::set_gradient_sync),
   // for the record.
   void set_bucket_step(bool applied) { bucket_step_ = applied; }
