@@ -77,6 +77,9 @@ struct RowSpec {
   std::optional<int> guard_steps;
   // GPUs of a data-parallel row (gpuscope-torch --world-size; GPUs 0..gpus-1); 1: one GPU.
   int gpus = 1;
+  // false: the data-parallel row's ranks average no gradient (gpuscope-torch --grad-sync off):
+  // every GPU trains alone, all at once, the ceiling of its synchronized twin (bench_scaling.h).
+  bool grad_sync = true;
   // What tells this row from its model/task/mode peers: "batch=auto graphs=off input=host ...";
   // empty for the plain row.
   std::string variant() const;
@@ -95,6 +98,8 @@ struct MatrixOptions {
   std::optional<int> warmup, windows, steps;
   std::vector<std::string> extra_args;
   std::vector<int> gpus;  // --gpus: each row once per GPU count (bench_scaling.h); empty: 1
+  // --no-sync-ceiling: each data-parallel row is followed by its twin without gradient sync.
+  bool no_sync_ceiling = false;
 };
 
 inline const std::vector<std::string>& all_modes() {
@@ -192,6 +197,9 @@ struct Row {
   std::optional<int> world_size;
   std::optional<double> collective_seconds_per_step, exposed_seconds_per_step, overlap_fraction;
   std::optional<double> peak_reserved_per_gpu_bytes;  // the largest rank's
+  // The slowest rank's own samples/s: with gradient sync every rank steps at the job's pace;
+  // without, each at its GPU's own.
+  std::optional<double> slowest_rank_samples_per_second;
 };
 
 // Energy windows shorter than this are flagged: the counter's update period makes them coarse.

@@ -11,8 +11,10 @@
 namespace gpuscope::bench {
 namespace {
 
+// A row without gradient sync (the scaling table's ceiling) trains nothing: it answers no
+// question of speed, energy or memory.
 bool measured(const Row& r) {
-  return !r.skipped && r.samples_per_second.has_value();
+  return !r.skipped && r.samples_per_second.has_value() && r.spec.grad_sync;
 }
 bool trusted(const Row& r) {
   return measured(r) && !(r.guard && verdict_is_bad(r.guard->verdict));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "gpuscope/bench.h"
+#include "gpuscope/bench_scaling.h"
 #include "gpuscope/version.h"
 
 namespace gpuscope::bench {
@@ -44,6 +45,8 @@ nlohmann::json spec_json(const RowSpec& s) {
           {"windows", opt(s.windows)},
           {"steps", opt(s.steps)},
           {"guard_steps", opt(s.guard_steps)},
+          {"gpus", s.gpus},
+          {"grad_sync", s.grad_sync},
           {"extra_args", s.extra_args},
           {"torch_args", s.torch_args()}};
 }
@@ -73,6 +76,16 @@ nlohmann::json row_json(const Row& r) {
   j["device_name"] = opt(r.device_name);
   j["wall_seconds"] = r.wall_seconds;
   j["guard"] = guard_json(r.guard);
+  j["data_parallel"] = nullptr;
+  if (r.world_size) {
+    j["data_parallel"] = {
+        {"world_size", *r.world_size},
+        {"collective_seconds_per_step", opt(r.collective_seconds_per_step)},
+        {"exposed_seconds_per_step", opt(r.exposed_seconds_per_step)},
+        {"overlap_fraction", opt(r.overlap_fraction)},
+        {"peak_reserved_per_gpu_bytes", opt(r.peak_reserved_per_gpu_bytes)},
+        {"slowest_rank_samples_per_second", opt(r.slowest_rank_samples_per_second)}};
+  }
   return j;
 }
 
@@ -156,6 +169,7 @@ nlohmann::json bench_to_json(const BenchResult& r) {
           {"warnings", r.warnings},
           {"answers", answers},
           {"rows", rows},
+          {"scaling", scaling_to_json(scaling_table(r.rows))},
           {"guard", guards}};
 }
 

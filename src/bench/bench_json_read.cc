@@ -1,5 +1,5 @@
 // The bench JSON document read back (bench_json.cc writes it), for `gpuscope bench --resume`.
-// Every field bench_json.cc writes is read except the derived ones (answers, variant,
+// Every field bench_json.cc writes is read except the derived ones (answers, scaling, variant,
 // torch_args, rows_finished): a round trip gives the same document.
 #include <fmt/format.h>
 
@@ -94,7 +94,10 @@ RowSpec spec_from(JsonFields& f) {
   s.steps = f.opt_int("steps");
   s.guard_steps = f.opt_int("guard_steps");
   s.extra_args = f.texts("extra_args");
+  s.gpus = f.opt_int("gpus").value_or(1);  // older documents: one GPU
+  s.grad_sync = f.opt_bool("grad_sync").value_or(true);
   check(f);
+  if (s.gpus < 1) throw Malformed(path(f, "gpus") + ": expected at least 1");
   return s;
 }
 
@@ -135,6 +138,16 @@ Row row_from(const json& j, const std::string& where) {
     const Verdict v = verdict(g);
     r.guard = GuardResult{v, g.opt_text("reason").value_or("")};
     check(g);
+  }
+  if (f.has("data_parallel")) {
+    JsonFields dp = object_member(f, "data_parallel");
+    r.world_size = dp.opt_int("world_size");
+    r.collective_seconds_per_step = dp.opt_number("collective_seconds_per_step");
+    r.exposed_seconds_per_step = dp.opt_number("exposed_seconds_per_step");
+    r.overlap_fraction = dp.opt_number("overlap_fraction");
+    r.peak_reserved_per_gpu_bytes = dp.opt_number("peak_reserved_per_gpu_bytes");
+    r.slowest_rank_samples_per_second = dp.opt_number("slowest_rank_samples_per_second");
+    check(dp);
   }
   return r;
 }

@@ -128,6 +128,7 @@ std::string RowSpec::variant() const {
   std::vector<std::string> parts;
   if (!batch.empty()) parts.push_back("batch=" + batch);
   if (gpus > 1) parts.push_back("gpus=" + std::to_string(gpus));
+  if (!grad_sync) parts.push_back("grad-sync=off");
   for (const auto& [name, value] : knobs) parts.push_back(name + "=" + value);
   if (input.kind != "synthetic" || input.workers || input.pinned || input.non_blocking) {
     parts.push_back("input=" + input.label());
@@ -148,6 +149,7 @@ std::vector<std::string> RowSpec::torch_args() const {
   std::vector<std::string> a = {"--model", model, "--task", task, "--mode", mode};
   if (!batch.empty()) a.insert(a.end(), {"--batch", batch});
   if (gpus > 1) a.insert(a.end(), {"--world-size", std::to_string(gpus)});
+  if (!grad_sync) a.insert(a.end(), {"--grad-sync", "off"});
   for (const auto& [name, value] : knobs) {
     const Knob* k = find_knob(name);
     a.insert(a.end(), {k ? k->flag : "--" + name, value});
@@ -211,6 +213,11 @@ Result<std::vector<RowSpec>> expand_matrix(const MatrixOptions& o) {
   if (data_parallel && std::find(o.tasks.begin(), o.tasks.end(), "infer") != o.tasks.end()) {
     return Status(Code::invalid_argument, "--gpus above 1: data parallel trains (--task train)");
   }
+  if (o.no_sync_ceiling && !data_parallel) {
+    return Status(
+        Code::invalid_argument,
+        "--no-sync-ceiling measures data-parallel rows: give --gpus with a count above 1");
+  }
   std::vector<RowSpec> rows;
   for (const auto& model : o.models) {
     for (const auto& task : o.tasks) {
@@ -231,7 +238,14 @@ Result<std::vector<RowSpec>> expand_matrix(const MatrixOptions& o) {
                 r.steps = o.steps;
                 r.extra_args = o.extra_args;
                 r.gpus = gpus;
-                rows.push_back(std::move(r));
+                if (gpus > 1 && o.no_sync_ceiling) {
+                  RowSpec alone = r;
+                  alone.grad_sync = false;
+                  rows.push_back(std::move(r));
+                  rows.push_back(std::move(alone));
+                } else {
+                  rows.push_back(std::move(r));
+                }
               }
             }
           }

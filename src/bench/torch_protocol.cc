@@ -82,10 +82,16 @@ void fill_data_parallel(const nlohmann::json& dp, Row& row) {
   row.overlap_fraction = number(dp, "overlap_fraction");
   if (dp.contains("ranks") && dp["ranks"].is_array()) {
     for (const auto& rank : dp["ranks"]) {
-      const auto reserved = rank.is_object() ? number(rank, "peak_reserved_bytes") : std::nullopt;
+      if (!rank.is_object()) continue;
+      const auto reserved = number(rank, "peak_reserved_bytes");
       if (reserved &&
           (!row.peak_reserved_per_gpu_bytes || *reserved > *row.peak_reserved_per_gpu_bytes)) {
         row.peak_reserved_per_gpu_bytes = reserved;
+      }
+      const auto rate = number(rank, "samples_per_second");
+      if (rate && *rate > 0 &&
+          (!row.slowest_rank_samples_per_second || *rate < *row.slowest_rank_samples_per_second)) {
+        row.slowest_rank_samples_per_second = rate;
       }
     }
   }

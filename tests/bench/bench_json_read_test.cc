@@ -76,7 +76,18 @@ BenchResult full_result() {
   b.skip_code = "not_supported";
   b.skip_reason = "fp8 needs compute capability 8.9";
   b.wall_seconds = 1;
-  r.rows = {a, b};
+  Row c;  // a data-parallel row's twin without gradient sync
+  c.spec.model = "vit_b16";
+  c.spec.task = "train";
+  c.spec.mode = "amp_bf16";
+  c.spec.gpus = 2;
+  c.spec.grad_sync = false;
+  c.samples_per_second = 6100;
+  c.world_size = 2;
+  c.peak_reserved_per_gpu_bytes = 13e9;
+  c.slowest_rank_samples_per_second = 3040.5;
+  c.wall_seconds = 30;
+  r.rows = {a, b, c};
   r.guards = {{"resnet50", "fp32", LossCurve{{2.3, 1.0, 0.3}, {}, {}}, {Verdict::ok, "2.3 -> 0.3"}},
               {"resnet50",
                "amp_fp16",
@@ -94,7 +105,13 @@ TEST(BenchJsonRead, RoundTripGivesTheSameDocumentAndRows) {
   ASSERT_TRUE(read.ok()) << read.status().to_string();
   EXPECT_EQ(bench_to_json(*read), written);
   // The fields that the document shows only through derived text.
-  ASSERT_EQ(read->rows.size(), 2u);
+  ASSERT_EQ(read->rows.size(), 3u);
+  EXPECT_EQ(read->rows[2].spec.gpus, 2);
+  EXPECT_FALSE(read->rows[2].spec.grad_sync);
+  EXPECT_EQ(read->rows[2].spec.label(), "vit_b16 train amp_bf16 gpus=2 grad-sync=off");
+  EXPECT_EQ(read->rows[2].slowest_rank_samples_per_second, 3040.5);
+  EXPECT_EQ(read->rows[2].world_size, 2);
+  EXPECT_FALSE(read->rows[2].collective_seconds_per_step.has_value());
   const RowSpec& spec = read->rows[0].spec;
   EXPECT_EQ(spec.knobs, original.rows[0].spec.knobs);
   EXPECT_EQ(spec.input, original.rows[0].spec.input);
@@ -135,7 +152,8 @@ TEST(BenchJsonRead, OlderDocumentsWithoutTheNewFieldsRead) {
     j.erase(key);
   }
   for (auto& row : j["rows"]) {
-    for (const char* key : {"warmup", "windows", "steps", "guard_steps", "extra_args"}) {
+    for (const char* key : {"warmup", "windows", "steps", "guard_steps", "extra_args", "gpus",
+                            "grad_sync", "data_parallel"}) {
       row.erase(key);
     }
   }
@@ -144,6 +162,8 @@ TEST(BenchJsonRead, OlderDocumentsWithoutTheNewFieldsRead) {
   EXPECT_TRUE(read->complete);  // written at its end
   EXPECT_EQ(read->gpu_index, 0u);
   EXPECT_FALSE(read->rows[0].spec.windows.has_value());
+  EXPECT_EQ(read->rows[2].spec.gpus, 1);
+  EXPECT_TRUE(read->rows[2].spec.grad_sync);
 }
 
 Status error_of(const nlohmann::json& j) {
@@ -184,7 +204,7 @@ TEST(BenchJsonRead, WhatIsNotABenchDocumentIsRefusedSayingWhy) {
 
   nlohmann::json too_many = good;
   too_many["rows_planned"] = 1;
-  EXPECT_THAT(error_of(too_many).message(), HasSubstr("2 rows but rows_planned is 1"));
+  EXPECT_THAT(error_of(too_many).message(), HasSubstr("3 rows but rows_planned is 1"));
 
   const std::pair<const char*, const char*> objects[] = {{"/rows/0", "rows[0]"},
                                                          {"/rows/0/knobs", "rows[0].knobs"},

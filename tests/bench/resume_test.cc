@@ -54,6 +54,31 @@ TEST(BenchResume, TheSameMatrixResumes) {
   EXPECT_TRUE(check_resumable(earlier(3), matrix(), o).ok());
 }
 
+TEST(BenchResume, AScalingMatrixResumesFromItsJsonFile) {
+  // The GPU count and the twin without gradient sync are part of each row's label: the file
+  // must give them back, or its rows would not be this matrix's.
+  MatrixOptions m;
+  m.models = {"vit_b16"};
+  m.tasks = {"train"};
+  m.modes = {"amp_bf16"};
+  m.gpus = {1, 2};
+  m.no_sync_ceiling = true;
+  const std::vector<RowSpec> rows = expand_matrix(m).value();
+  ASSERT_EQ(rows.size(), 3u);
+  BenchResult then;
+  then.planned = rows.size();
+  for (std::size_t i = 0; i < 2; ++i) {
+    Row row;
+    row.spec = rows[i];
+    row.samples_per_second = 100;
+    then.rows.push_back(row);
+  }
+  const auto read = bench_from_json(bench_to_json(then));
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ(read->rows[1].spec.gpus, 2);
+  EXPECT_TRUE(check_resumable(*read, rows, RunOptions{}).ok());
+}
+
 TEST(BenchResume, AnotherMatrixIsRefusedSayingWhatDiffers) {
   RunOptions o;
   std::vector<RowSpec> fewer = matrix();

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace gpuscope::bench {
@@ -52,6 +53,60 @@ TEST(ScalingTable, EfficiencyAgainstTheOneGpuRow) {
   // No 1-GPU row to compare with.
   EXPECT_EQ(table[4].configuration, "resnet50 train amp_bf16");
   EXPECT_FALSE(table[4].efficiency);
+}
+
+// The twin of row("vit_b16", gpus, ...) without gradient sync, its slowest rank at `slowest`.
+Row alone(int gpus, std::optional<double> slowest) {
+  Row r =
+      row("vit_b16", gpus, slowest ? std::optional<double>(gpus * *slowest * 1.01) : std::nullopt);
+  r.spec.grad_sync = false;
+  r.collective_seconds_per_step.reset();
+  r.exposed_seconds_per_step.reset();
+  r.overlap_fraction.reset();
+  r.slowest_rank_samples_per_second = slowest;
+  return r;
+}
+
+TEST(ScalingTable, TheTwinWithoutSyncSplitsTheEfficiencyIntoTheGpusAndCommunication) {
+  // Session 10's 2xH200 figures for ViT-B/16: 3068 samples/s alone, 3005 on GPU 1 while both
+  // trained apart, 5797 data parallel.
+  const auto table =
+      scaling_table({row("vit_b16", 1, 3068.0), row("vit_b16", 2, 5797.0), alone(2, 3005.0),
+                     row("vit_b16", 4, 11000.0), alone(4, std::nullopt)});
+  ASSERT_EQ(table.size(), 3u) << "the twins are not rows of their own";
+  const ScalingRow& two = table[1];
+  EXPECT_EQ(two.configuration, "vit_b16 train amp_bf16");
+  EXPECT_NEAR(*two.efficiency, 5797.0 / 6136.0, 1e-12);
+  EXPECT_DOUBLE_EQ(*two.slowest_gpu_samples_per_second, 3005.0);
+  EXPECT_DOUBLE_EQ(*two.ceiling_samples_per_second, 6010.0);
+  EXPECT_NEAR(*two.gpus_together, 6010.0 / 6136.0, 1e-12);
+  EXPECT_NEAR(*two.communication, 5797.0 / 6010.0, 1e-12);
+  EXPECT_NEAR(*two.gpus_together * *two.communication, *two.efficiency, 1e-12);
+  // A twin that could not run: no ceiling, and why.
+  EXPECT_FALSE(table[2].ceiling_samples_per_second);
+  EXPECT_FALSE(table[2].communication);
+  EXPECT_EQ(table[2].no_sync_skip_reason, "rank 1 died");
+  EXPECT_FALSE(table[0].ceiling_samples_per_second) << "one GPU has no ceiling to split";
+
+  std::ostringstream out;
+  print_scaling_table(table, out);
+  for (const char* shown :
+       {"no-sync ceiling", "6010.0", "97.9%", "96.5%", "skipped: rank 1 died", "--grad-sync off"}) {
+    EXPECT_NE(out.str().find(shown), std::string::npos) << shown << "\n" << out.str();
+  }
+  const nlohmann::json j = scaling_to_json(table);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[1]["gpus"], 2);
+  EXPECT_DOUBLE_EQ(j[1]["no_sync_ceiling_samples_per_second"].get<double>(), 6010.0);
+  EXPECT_NEAR(j[1]["communication"].get<double>(), 5797.0 / 6010.0, 1e-12);
+  EXPECT_TRUE(j[0]["communication"].is_null());
+  EXPECT_EQ(j[2]["no_sync_skip_reason"], "rank 1 died");
+}
+
+TEST(ScalingTable, WithoutTwinsTheTableHasNoCeilingColumns) {
+  std::ostringstream out;
+  print_scaling_table(scaling_table({row("vit_b16", 1, 2600.0), row("vit_b16", 2, 5100.0)}), out);
+  EXPECT_EQ(out.str().find("ceiling"), std::string::npos) << out.str();
 }
 
 TEST(ScalingTable, RowsOnOneGpuCountOnlyAreNotAScalingTable) {
@@ -107,6 +162,41 @@ TEST(ScalingTable, MatrixRepeatsEachRowPerGpuCount) {
   EXPECT_EQ((*rows)[2].model, "gpt2");
   o.tasks = {"infer"};
   EXPECT_FALSE(expand_matrix(o).ok()) << "data parallel trains";
+}
+
+TEST(ScalingTable, TheCeilingAddsATwinWithoutSyncAfterEachDataParallelRow) {
+  MatrixOptions o;
+  o.models = {"vit_b16"};
+  o.tasks = {"train"};
+  o.modes = {"amp_bf16"};
+  o.gpus = {1, 2, 4};
+  o.no_sync_ceiling = true;
+  auto rows = expand_matrix(o);
+  ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+  ASSERT_EQ(rows->size(), 5u);
+  EXPECT_TRUE((*rows)[0].grad_sync);
+  EXPECT_EQ((*rows)[2].gpus, 2);
+  EXPECT_FALSE((*rows)[2].grad_sync);
+  EXPECT_EQ((*rows)[2].variant(), "gpus=2 grad-sync=off");
+  const auto args = (*rows)[2].torch_args();
+  const auto at = std::find(args.begin(), args.end(), "--grad-sync");
+  ASSERT_NE(at, args.end());
+  EXPECT_EQ(*(at + 1), "off");
+  const auto synced_args = (*rows)[1].torch_args();
+  EXPECT_EQ(std::find(synced_args.begin(), synced_args.end(), "--grad-sync"), synced_args.end());
+  EXPECT_FALSE((*rows)[4].grad_sync);
+  o.gpus = {1};
+  EXPECT_FALSE(expand_matrix(o).ok()) << "no data-parallel row to measure a ceiling for";
+}
+
+TEST(ScalingTable, ATwinWithoutSyncAnswersNoQuestion) {
+  // It trains nothing: never the fastest configuration, however many samples it reports.
+  Row synced = row("vit_b16", 1, 2600.0);
+  Row apart = alone(2, 2590.0);
+  const auto answers = compute_answers({synced, apart});
+  ASSERT_EQ(answers.size(), 1u);
+  ASSERT_TRUE(answers[0].fastest.has_value());
+  EXPECT_EQ(answers[0].fastest->variant, "");
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ TEST(TorchProtocol, DataParallelSummaryOfRankZero) {
        R"("step_seconds":{"median":0.063},"peak_reserved_bytes":1.3e10,"partial":false,)"
        R"("data_parallel":{"world_size":2,"backend":"nccl","collective_seconds_per_step":0.012,)"
        R"("exposed_seconds_per_step":0.001,"overlap_fraction":0.917,"ranks":[)"
-       R"({"rank":0,"peak_reserved_bytes":1.3e10},{"rank":1,"peak_reserved_bytes":1.4e10}]}})",
+       R"({"rank":0,"peak_reserved_bytes":1.3e10,"samples_per_second":2560.5},)"
+       R"({"rank":1,"peak_reserved_bytes":1.4e10,"samples_per_second":2544.5}]}})",
        R"({"v":1,"type":"done","ok":true,"exit_code":0})"});
   Row row;
   fill_row(out, 0, std::nullopt, false, false, row);
@@ -65,6 +66,7 @@ TEST(TorchProtocol, DataParallelSummaryOfRankZero) {
   EXPECT_DOUBLE_EQ(*row.exposed_seconds_per_step, 0.001);
   EXPECT_DOUBLE_EQ(*row.overlap_fraction, 0.917);
   EXPECT_DOUBLE_EQ(*row.peak_reserved_per_gpu_bytes, 1.4e10);
+  EXPECT_DOUBLE_EQ(*row.slowest_rank_samples_per_second, 2544.5);
 }
 
 TEST(TorchProtocol, ARankThatFailedFailsTheRow) {

@@ -105,6 +105,32 @@ TEST(CliBench, GpusGivesAScalingTable) {
   EXPECT_EQ(bench("--model vit_b16 --task infer --gpus 1,2").exit_code, kExitUsage);
 }
 
+TEST(CliBench, TheNoSyncCeilingSplitsTheScalingLoss) {
+  const std::string log = fresh("ceiling_args.log");
+  const std::string file = fresh("ceiling.json");
+  CliRun run = bench(
+      "--model vit_b16 --mode amp_bf16 --gpus 1,2 --no-sync-ceiling --guard off --windows 1 "
+      "--steps 2 --json " +
+          file,
+      {"GPUSCOPE_FAKE_TORCH_LOG=" + log});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  // The fake: 97 % synchronized; apart, its slower rank at 98 % of one GPU alone.
+  const nlohmann::json doc = nlohmann::json::parse(slurp(file));
+  ASSERT_EQ(doc["rows"].size(), 3u);
+  EXPECT_EQ(doc["rows"][2]["grad_sync"], false);
+  EXPECT_EQ(doc["rows"][2]["gpus"], 2);
+  ASSERT_EQ(doc["scaling"].size(), 2u);
+  const nlohmann::json& two = doc["scaling"][1];
+  EXPECT_NEAR(two["efficiency"].get<double>(), 0.97, 1e-9);
+  EXPECT_NEAR(two["gpus_together"].get<double>(), 0.98, 1e-9);
+  EXPECT_NEAR(two["communication"].get<double>(), 0.97 / 0.98, 1e-9);
+  EXPECT_THAT(run.out, HasAllSubstrs({"no-sync ceiling", "98.0%", "99.0%"}));
+  EXPECT_THAT(slurp(log), HasSubstr("--world-size 2 --grad-sync off"));
+  // It measures data-parallel rows only.
+  EXPECT_EQ(bench("--model vit_b16 --no-sync-ceiling").exit_code, kExitUsage);
+  EXPECT_EQ(bench("--model vit_b16 --gpus 1 --no-sync-ceiling").exit_code, kExitUsage);
+}
+
 TEST(CliBench, MeasuresRowsAndSkipsTheOnesThatCannotRun) {
   const std::string log = fresh("args.log");
   CliRun run = bench("--model vit_b16 --mode fp32,amp_fp16,fp16,fp8 --windows 3 --steps 5 --json -",

@@ -191,6 +191,10 @@ void add_bench_command(CLI::App& app, Runner& runner) {
   cmd->add_option("--gpus", args->gpus,
                   "GPU counts, e.g. 1,2: each training row data parallel on GPUs 0..N-1 "
                   "(gpuscope-torch --world-size N) and a scaling table");
+  cmd->add_flag("--no-sync-ceiling", args->no_sync_ceiling,
+                "With --gpus: also run each data-parallel row without gradient sync (every GPU "
+                "training alone, all at once), and split the scaling loss into the GPUs' own "
+                "(clocks, power, a slower card) and communication's");
   cmd->add_option("--warmup", args->warmup, "Untimed steps per row (gpuscope-torch --warmup)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--windows", args->windows, "Timed windows per row")->check(CLI::Range(1, 1000));

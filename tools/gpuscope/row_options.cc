@@ -24,6 +24,10 @@ Result<std::vector<bench::RowSpec>> rows_from(const RowArgs& a, const PresetLook
   if (!a.preset.empty() && !a.gpus.empty()) {
     return Status(Code::invalid_argument, "--gpus scales a matrix: give --model (not --preset)");
   }
+  if (a.no_sync_ceiling && a.gpus.empty()) {
+    return Status(Code::invalid_argument,
+                  "--no-sync-ceiling goes with --gpus: it measures data-parallel rows");
+  }
   if (!a.preset.empty()) {
     if (matrix_given) {
       return Status(Code::invalid_argument,
@@ -38,6 +42,7 @@ Result<std::vector<bench::RowSpec>> rows_from(const RowArgs& a, const PresetLook
     }
     bench::MatrixOptions o;
     o.models = a.models;
+    o.no_sync_ceiling = a.no_sync_ceiling;
     if (!a.gpus.empty()) {
       GPUSCOPE_ASSIGN_OR_RETURN(o.gpus, bench::parse_gpu_counts(a.gpus));
     }

@@ -16,7 +16,8 @@ namespace gpuscope::cli {
 struct RowArgs {
   std::string preset;
   std::vector<std::string> models, tasks, modes, batches, knobs, inputs;
-  std::string gpus;  // --gpus LIST: data-parallel scaling (bench_scaling.h)
+  std::string gpus;              // --gpus LIST: data-parallel scaling (bench_scaling.h)
+  bool no_sync_ceiling = false;  // --no-sync-ceiling: each data-parallel row's twin without sync
 };
 
 // --model, --task, --mode and --batch.
