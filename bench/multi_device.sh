@@ -36,7 +36,8 @@
 # with NCCL_MAX_CTAS set to it (NCCL's kernels on at most N SMs, leaving the rest to the
 # backward); MULTI_AB_EXTRA="ARGS;ARGS" one run per ;-separated list of gpuscope-torch arguments
 # (e.g. "--bucket-cap-mb 50;TORCH_NCCL_HIGH_PRIORITY=1 --grad-comm bf16": VAR=VALUE words first
-# set the run's environment); MULTI_AB_GRAPHS_ONLY=1 leaves out the eager
+# set the run's environment; "--grad-sync off" is tabled as its ceiling, N x the slowest rank's
+# samples/s); MULTI_AB_GRAPHS_ONLY=1 leaves out the eager
 # N-GPU rows. The table labels each such row. comm: MULTI_MODELS (default "vit_b16:160");
 # MULTI_COMM_EAGER=1 adds ours eager (--graphs off) on 1 GPU and on N in both dtypes: the
 # all-reduces' device time and exposed part, which a captured step does not measure.
@@ -266,6 +267,12 @@ for path in sys.argv[1:]:
             dp = r.get("data_parallel") or {}
             n = dp.get("world_size", 1)
             sps = r["samples_per_second"]
+            ranks = [x for x in dp.get("ranks") or [] if x.get("samples_per_second")]
+            if dp.get("grad_sync") is False and ranks:
+                # --grad-sync off: every GPU trains alone at once; a synchronous step would go
+                # at the slowest one's pace.
+                sps = n * min(x["samples_per_second"] for x in ranks)
+                label = (label + " " if label else "") + "no-sync ceiling: N x the slowest rank"
             graphs = bool(opts.get("cuda_graphs"))
             if n == 1:
                 one.setdefault(graphs, sps)
