@@ -276,6 +276,7 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
   so.step_range = options.step_range;
   std::vector<Finding> all;
   std::vector<detail::GpuObservations> job_gpus;
+  std::vector<detail::Observations> observed;  // one per GPU process, as d.processes
   for (const ProcessTrace* p : gpu_processes) {
     // One GPU process: every record file (its workers' too) on one timeline. Several (ranks):
     // each on its own, so each rank's steps and idle time are its own.
@@ -316,8 +317,6 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
     pd.traced_step_s = o.traced_step_s;
     pd.gpu_busy_share = o.step_s > 0 ? std::min(1.0, o.busy_s / o.step_s) : 0;
     detail::chart_data(t, s, 3, pd);
-    pd.findings = detail::run_rules(o);
-    all.insert(all.end(), pd.findings.begin(), pd.findings.end());
     if (o.traced_step_s > 1.1 * o.step_s) {
       // Tracing slows a program whose host sets its pace (launch-bound, or a slow host): CUPTI
       // costs the host per launch and per CUDA call. A light trace records no calls and costs
@@ -341,14 +340,21 @@ Result<Diagnosis> diagnose_dir(const fs::path& dir, const DiagnoseOptions& optio
                         ": no steps found (no step marks, no repeating kernel sequence): the "
                         "window is analysed as one step");
     }
-    bool healthy_subject = std::none_of(pd.findings.begin(), pd.findings.end(), is_major);
-    if (healthy_subject && !several) all.push_back(detail::healthy(o));
-    if (healthy_subject && several) {
-      Finding h = detail::healthy(o);
-      pd.findings.push_back(h);
-    }
+    observed.push_back(std::move(o));
     d.processes.push_back(std::move(pd));
   }
+  // The rules, once every rank is observed: a rank's exposed communication counts its wait for
+  // the slowest rank apart.
+  detail::share_out_waits(observed);
+  for (std::size_t i = 0; i < observed.size(); ++i) {
+    ProcessDiagnosis& pd = d.processes[i];
+    pd.findings = detail::run_rules(observed[i]);
+    all.insert(all.end(), pd.findings.begin(), pd.findings.end());
+    const bool healthy_subject = std::none_of(pd.findings.begin(), pd.findings.end(), is_major);
+    if (healthy_subject && !several) all.push_back(detail::healthy(observed[i]));
+    if (healthy_subject && several) pd.findings.push_back(detail::healthy(observed[i]));
+  }
+  if (auto imbalance = detail::rank_imbalance(observed)) all.push_back(*imbalance);
   if (auto idle = detail::idle_gpus(job_gpus)) all.push_back(*idle);
   d.findings = merge_same(std::move(all));
   if (several && std::none_of(d.findings.begin(), d.findings.end(), is_major)) {

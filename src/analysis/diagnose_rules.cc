@@ -15,6 +15,11 @@ constexpr double kMs = 1e3, kUs = 1e6, kPct = 100, kGiB = 1024.0 * 1024 * 1024, 
 // gpu_idle: a GPU busy less than this share of the step, with no rule naming why, is a finding.
 constexpr double kIdleGpuBusyShare = 0.7;
 
+// Communication exposed, or a wait for the slowest rank, of at least this share of the step and
+// this long is a finding.
+constexpr double kCommStepShare = 0.05;
+constexpr double kCommMinS = 0.2e-3;
+
 Evidence ev(std::string what, double value, std::string unit) {
   return {std::move(what), value, std::move(unit)};
 }
@@ -447,6 +452,114 @@ std::optional<Finding> shared_gpu(const Observations& o) {
   return f;
 }
 
+std::optional<Finding> exposed_communication(const Observations& o) {
+  const double own = std::max(0.0, o.comm_exposed_s - o.comm_wait_s);
+  if (!(o.step_s > 0) || o.comm_kernels <= 0 || own < kCommStepShare * o.step_s || own < kCommMinS)
+    return std::nullopt;
+  Finding f = make("exposed_communication",
+                   "Gradient communication (NCCL) runs with no computation beside it", o);
+  add_step(f, o);
+  f.evidence.push_back(ev("collective kernels per step", o.comm_kernels, ""));
+  f.evidence.push_back(ev("collective kernel time per step", o.comm_s * kMs, "ms"));
+  f.evidence.push_back(ev("exposed per step (no other GPU work beside it)", own * kMs, "ms"));
+  f.evidence.push_back(ev("exposed share of the step", own / o.step_s * kPct, "%"));
+  if (o.comm_s > 0) {
+    f.evidence.push_back(ev("hidden behind computation",
+                            std::clamp(1 - o.comm_exposed_s / o.comm_s, 0.0, 1.0) * kPct, "%"));
+  }
+  if (o.comm_wait_s > 0) {
+    f.evidence.push_back(
+        ev("waiting for a slower rank per step (left out above)", o.comm_wait_s * kMs, "ms"));
+  }
+  f.fix =
+      "Overlap the all-reduces with the backward and make them cheaper:\n"
+      "  model = DistributedDataParallel(model, gradient_as_bucket_view=True, static_graph=True,\n"
+      "                                  bucket_cap_mb=...)  # larger (50-100) on a slow link\n"
+      "  with model.no_sync(): loss.backward()   # micro-batches before the last, if you "
+      "accumulate\n"
+      "  model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks.\n"
+      "                           default_hooks.bf16_compress_hook)  # half the bytes\n"
+      "A larger batch per GPU shares each step's all-reduce among more samples. Check the link: "
+      "nvidia-smi topo -m (NVLink, or PCIe through which CPU), NCCL_P2P_DISABLE and "
+      "NCCL_SHM_DISABLE unset, and `gpuscope burn` on the GPUs for the all-reduce bandwidth "
+      "they reach.";
+  f.expected_speedup = time_saved(o.step_s, 0.5 * own, own);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
+void share_out_waits(std::vector<Observations>& ranks) {
+  std::optional<double> least;
+  std::size_t communicating = 0;
+  for (const Observations& o : ranks) {
+    if (o.comm_kernels <= 0) continue;
+    ++communicating;
+    least = std::min(least.value_or(o.comm_exposed_s), o.comm_exposed_s);
+  }
+  if (communicating < 2) return;
+  for (Observations& o : ranks) {
+    if (o.comm_kernels > 0) o.comm_wait_s = o.comm_exposed_s - *least;
+  }
+}
+
+std::optional<Finding> rank_imbalance(const std::vector<Observations>& ranks) {
+  const Observations* slowest = nullptr;
+  const Observations* most_waiting = nullptr;
+  std::vector<double> steps, others_compute, others_idle;
+  for (const Observations& o : ranks) {
+    if (o.comm_kernels <= 0) continue;
+    steps.push_back(o.step_s);
+    if (!slowest || o.comm_exposed_s < slowest->comm_exposed_s) slowest = &o;
+    if (!most_waiting || o.comm_wait_s > most_waiting->comm_wait_s) most_waiting = &o;
+  }
+  if (steps.size() < 2) return std::nullopt;
+  std::sort(steps.begin(), steps.end());
+  const double step = steps[steps.size() / 2];
+  const double wait = most_waiting->comm_wait_s;
+  if (!(step > 0) || wait < kCommStepShare * step || wait < kCommMinS) return std::nullopt;
+  double waits = 0;
+  for (const Observations& o : ranks) {
+    if (o.comm_kernels <= 0 || &o == slowest) continue;
+    waits += o.comm_wait_s;
+    others_compute.push_back(o.busy_s - o.comm_exposed_s);
+    others_idle.push_back(std::max(0.0, o.step_s - o.busy_s));
+  }
+  const auto mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
+  const double compute = slowest->busy_s - slowest->comm_exposed_s;
+  const double idle = std::max(0.0, slowest->step_s - slowest->busy_s);
+  Finding f = make("rank_imbalance",
+                   fmt::format("One rank is slower than the others, which wait for it in every "
+                               "all-reduce: {}",
+                               slowest->subject),
+                   *slowest);
+  f.evidence.push_back(ev("step time", step * kMs, "ms"));
+  f.evidence.push_back(ev("the other ranks wait for it per step",
+                          waits / static_cast<double>(steps.size() - 1) * kMs, "ms"));
+  f.evidence.push_back(ev("longest wait (" + most_waiting->subject + ")", wait * kMs, "ms"));
+  f.evidence.push_back(ev("its GPU computing per step", compute * kMs, "ms"));
+  f.evidence.push_back(ev("the others' GPUs computing per step", mean(others_compute) * kMs, "ms"));
+  f.evidence.push_back(ev("its GPU idle per step", idle * kMs, "ms"));
+  f.evidence.push_back(ev("the others' GPUs idle per step", mean(others_idle) * kMs, "ms"));
+  const bool computes_longer = compute - mean(others_compute) >= idle - mean(others_idle);
+  f.fix =
+      computes_longer
+          ? "Its GPU computes longer each step than the others'. A slower or throttled card "
+            "(a `throttled` finding for its GPU would say so; nvidia-smi -q -d "
+            "PERFORMANCE,TEMPERATURE; a card in a hotter slot), other processes on it, or more "
+            "work on this rank: uneven batches or sequence lengths (DistributedSampler with "
+            "drop_last=True, batches bucketed by length), a rank that also evaluates."
+          : "Its GPU idles longer each step than the others': its host does more. Work only one "
+            "rank does inside the loop (logging, metrics, evaluation or checkpoints under `if "
+            "rank == 0:`): do it every N steps or in a thread; too few CPU cores for this rank "
+            "(DataLoader workers of all ranks together over the cores: keep num_workers x ranks "
+            "within them).";
+  f.expected_speedup = time_saved(step, 0.5 * wait, wait);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
 std::optional<Finding> gpu_idle(const Observations& o) {
   const double idle = true_idle_s(o);
   if (!(o.step_s > 0) || busy_share(o) >= kIdleGpuBusyShare || idle < 0.3 * o.step_s ||
@@ -488,9 +601,9 @@ std::optional<Finding> gpu_idle(const Observations& o) {
 
 std::vector<Finding> run_rules(const Observations& o) {
   std::vector<Finding> out;
-  for (auto rule :
-       {input_bound, pageable_copies, sync_every_step, allocator_churn, launch_bound,
-        no_tensor_cores, small_batch, cudnn_defaults, unfused_optimizer, throttled, shared_gpu}) {
+  for (auto rule : {input_bound, pageable_copies, sync_every_step, allocator_churn, launch_bound,
+                    no_tensor_cores, small_batch, cudnn_defaults, unfused_optimizer, throttled,
+                    shared_gpu, exposed_communication}) {
     if (auto f = rule(o)) out.push_back(std::move(*f));
   }
   // A GPU idle much of the step that no rule explains (not even as a minor cause: a wait every

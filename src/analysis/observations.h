@@ -102,6 +102,13 @@ struct Observations {
   double optimizer_chain_span_s = 0;  // first start to last end on the GPU
   double fused_optimizer_kernels = 0;
 
+  // Collective communication (NCCL kernels), per step: their kernel time, and the part of it with
+  // no other GPU work of this process beside it (exposed: the step waits for it). An all-reduce
+  // that starts before a slower rank is ready spins until it is, so with several ranks part of
+  // the exposed time is waiting for the slowest: comm_wait_s, the exposed time beyond the least
+  // exposed rank's (set across ranks by share_out_waits; 0 for one process).
+  double comm_kernels = 0, comm_s = 0, comm_exposed_s = 0, comm_wait_s = 0;
+
   // Host CPU over the whole run.
   std::optional<double> run_wall_s;
   std::optional<double> main_thread_cpu_s;

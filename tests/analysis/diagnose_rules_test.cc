@@ -534,5 +534,136 @@ TEST(DiagnoseRules, EveryFindingHasEvidenceAFixAndAGainRange) {
   }
 }
 
+// Two data-parallel ranks of 10 ms steps (healthy_step's GPU otherwise). Rank 0 computes for
+// `compute0` ms, rank 1 for `compute1`; each overlaps a 2 ms bucket all-reduce with its backward,
+// and its last all-reduce runs from the end of its computing until both ranks are in plus 1 ms:
+// the faster rank waits for the slower one there.
+std::vector<Observations> two_ranks(double compute0_ms, double compute1_ms, double idle1_ms = 0) {
+  std::vector<Observations> ranks;
+  const double both_in = std::max(compute0_ms, compute1_ms) * 1e-3;
+  for (const double compute_ms : {compute0_ms, compute1_ms}) {
+    Observations o = healthy_step();
+    o.subject = ranks.empty() ? "rank pid 100 (GPU 0)" : "rank pid 101 (GPU 1)";
+    o.gpu = static_cast<int>(ranks.size());
+    o.step_s = o.traced_step_s = 10e-3;
+    const double compute = compute_ms * 1e-3;
+    const double last_reduce = both_in + 1e-3 - compute;
+    o.comm_kernels = 2;
+    o.comm_s = 2e-3 + last_reduce;
+    o.comm_exposed_s = last_reduce;
+    o.busy_s = compute + last_reduce;
+    ranks.push_back(o);
+  }
+  ranks[1].busy_s -= idle1_ms * 1e-3;
+  return ranks;
+}
+
+const Finding* with_id(const std::vector<Finding>& findings, const std::string& id) {
+  for (const Finding& f : findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+// Collective kernels beside computation on one stream and after it on another: only the time
+// with no other GPU work beside them is exposed.
+TEST(DiagnoseRules, CommunicationBesideComputationIsHiddenAndAfterItExposed) {
+  using trace::detail::GpuActivity;
+  constexpr std::int64_t kMsNs = 1'000'000;
+  trace::detail::Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  const std::uint32_t gemm = t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT");
+  const std::uint32_t nccl =
+      t.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  for (int s = 0; s < 9; ++s) {
+    const std::int64_t t0 = 1000 * kMsNs + s * 10 * kMsNs;
+    const auto add = [&](std::uint32_t name, double from_ms, double to_ms, std::uint32_t stream) {
+      GpuActivity a;
+      a.kind = GpuActivity::Kind::kernel;
+      a.name = name;
+      a.stream = stream;
+      a.start_ns = t0 + static_cast<std::int64_t>(from_ms * kMsNs);
+      a.end_ns = t0 + static_cast<std::int64_t>(to_ms * kMsNs);
+      t.gpu.push_back(a);
+    };
+    add(gemm, 0.1, 7, 7);   // the forward and backward
+    add(nccl, 3, 5, 13);    // a bucket's all-reduce beside the backward
+    add(nccl, 6.5, 9, 13);  // the last one: 0.5 ms beside, 2 ms after
+    t.marks.push_back({100, 100, t0 + 10 * kMsNs - 1, mark});
+  }
+  const trace::detail::TraceSummary s = trace::detail::summarize(t, {}, {});
+  ASSERT_EQ(s.steps.size(), 8u);
+  const Observations o = observe(t, s, std::nullopt, std::nullopt);
+  EXPECT_NEAR(o.comm_kernels, 2, 1e-9);
+  EXPECT_NEAR(o.comm_s, 4.5e-3, 1e-6);
+  EXPECT_NEAR(o.comm_exposed_s, 2e-3, 1e-6);
+  EXPECT_NEAR(o.busy_s, 8.9e-3, 1e-6) << "collectives are busy time";
+  const auto f = rules(o);
+  const Finding* exposed = with_id(f, "exposed_communication");
+  ASSERT_NE(exposed, nullptr);
+  EXPECT_EQ(exposed->severity, Severity::warning);
+  EXPECT_NE(exposed->fix.find("no_sync"), std::string::npos);
+  ASSERT_TRUE(exposed->expected_speedup);
+  EXPECT_NEAR(exposed->expected_speedup->high, 10.0 / 8.0, 0.01);
+}
+
+TEST(DiagnoseRules, CommunicationUnderFivePercentOfTheStepIsNoFinding) {
+  Observations o = healthy_step();
+  o.comm_kernels = 12;
+  o.comm_s = 3e-3;
+  o.comm_exposed_s = 0.6e-3;  // 4 % of 15 ms
+  EXPECT_EQ(with_id(rules(o), "exposed_communication"), nullptr);
+  o.comm_exposed_s = 0.9e-3;
+  EXPECT_NE(with_id(rules(o), "exposed_communication"), nullptr);
+  o.comm_wait_s = 0.4e-3;  // of which a wait for a slower rank: 0.5 ms its own
+  EXPECT_EQ(with_id(rules(o), "exposed_communication"), nullptr);
+}
+
+TEST(DiagnoseRules, ASlowerRanksGpuIsNamedAndTheOthersWaitIsNotCommunication) {
+  // Rank 1's GPU computes 8 ms a step, rank 0's 7 ms: rank 0 waits 1 ms in its last all-reduce.
+  std::vector<Observations> ranks = two_ranks(7, 8);
+  share_out_waits(ranks);
+  EXPECT_NEAR(ranks[0].comm_wait_s, 1e-3, 1e-12);
+  EXPECT_NEAR(ranks[1].comm_wait_s, 0, 1e-12);
+  const auto imbalance = rank_imbalance(ranks);
+  ASSERT_TRUE(imbalance);
+  EXPECT_EQ(imbalance->id, "rank_imbalance");
+  EXPECT_EQ(imbalance->subjects, std::vector<std::string>{"rank pid 101 (GPU 1)"});
+  EXPECT_EQ(imbalance->gpu, 1);
+  EXPECT_NE(imbalance->fix.find("computes longer"), std::string::npos) << imbalance->fix;
+  ASSERT_TRUE(imbalance->expected_speedup);
+  EXPECT_NEAR(imbalance->expected_speedup->high, 10.0 / 9.0, 1e-9);
+  // Each rank's own exposed communication is the 1 ms the slowest one has: 10 % of the step.
+  for (const Observations& o : ranks) {
+    const Finding* exposed = with_id(rules(o), "exposed_communication");
+    ASSERT_NE(exposed, nullptr) << o.subject;
+    EXPECT_NEAR(exposed->expected_speedup->high, 10.0 / 9.0, 1e-9) << o.subject;
+  }
+}
+
+TEST(DiagnoseRules, ARankWhoseHostDoesMoreIsToldSo) {
+  // Both GPUs compute 7 ms, but rank 1's starts 1.5 ms late each step (its host logs): its GPU
+  // idles longer and the other waits.
+  std::vector<Observations> ranks = two_ranks(7, 8.5, 1.5);
+  share_out_waits(ranks);
+  const auto imbalance = rank_imbalance(ranks);
+  ASSERT_TRUE(imbalance);
+  EXPECT_EQ(imbalance->subjects, std::vector<std::string>{"rank pid 101 (GPU 1)"});
+  EXPECT_NE(imbalance->fix.find("idles longer"), std::string::npos) << imbalance->fix;
+}
+
+TEST(DiagnoseRules, BalancedRanksOrOneProcessAreNoImbalance) {
+  std::vector<Observations> ranks = two_ranks(7, 7.2);  // 0.2 ms: 2 % of the step
+  share_out_waits(ranks);
+  EXPECT_FALSE(rank_imbalance(ranks));
+  std::vector<Observations> one = {two_ranks(7, 8)[0]};
+  share_out_waits(one);
+  EXPECT_EQ(one[0].comm_wait_s, 0) << "one process waits for nobody";
+  EXPECT_FALSE(rank_imbalance(one));
+  std::vector<Observations> no_collectives = {healthy_step(), healthy_step()};
+  share_out_waits(no_collectives);
+  EXPECT_FALSE(rank_imbalance(no_collectives));
+}
+
 }  // namespace
 }  // namespace gpuscope::analysis::detail
