@@ -635,7 +635,8 @@ TEST(DiagnoseRules, ASlowerRanksGpuIsNamedAndTheOthersWaitIsNotCommunication) {
   EXPECT_NEAR(imbalance->expected_speedup->high, 10.0 / 9.0, 1e-9);
   // Each rank's own exposed communication is the 1 ms the slowest one has: 10 % of the step.
   for (const Observations& o : ranks) {
-    const Finding* exposed = with_id(rules(o), "exposed_communication");
+    const std::vector<Finding> found = rules(o);
+    const Finding* exposed = with_id(found, "exposed_communication");
     ASSERT_NE(exposed, nullptr) << o.subject;
     EXPECT_NEAR(exposed->expected_speedup->high, 10.0 / 9.0, 1e-9) << o.subject;
   }
