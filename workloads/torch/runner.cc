@@ -477,6 +477,10 @@ int Run::execute() {
     share->arrive("warm");
     share->wait_all("warm", stop_, kShareMeetingLimit);
   }
+  // Ranks without gradient sync never wait for each other: their timed windows start together,
+  // so that every GPU is busy while any is timed (one rank's longer warm-up would otherwise time
+  // the others beside an idle GPU).
+  if (data_parallel_ && !config_.grad_sync) data_parallel_->barrier(device_.device);
   StepClock clock(device_);
   std::vector<double> step_seconds;
   if (data_parallel_ && data_parallel_->buckets()) data_parallel_->buckets()->start_recording();

@@ -49,6 +49,12 @@ void DataParallel::average(at::Tensor& values) {
   values.div_(world_size());
 }
 
+void DataParallel::barrier(const at::Device& device) {
+  at::Tensor token = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kFloat));
+  group_->all_reduce_sum(token).wait();
+  (void)token.item<float>();  // the host waits for the collective, not only the stream
+}
+
 void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   const CommStats comm = buckets_ ? buckets_->recorded() : CommStats{};
   DataParallelRecord record;

@@ -41,6 +41,8 @@ class DataParallel {
   std::vector<Batch> share_of(const std::vector<Batch>& global) const;
   // Replaces `values` with its mean over ranks (waits).
   void average(at::Tensor& values);
+  // Returns once every rank has called it (a one-element all-reduce read back on the host).
+  void barrier(const at::Device& device);
   // Fills result.data_parallel from this rank's result and the recorded communication; on rank
   // 0 also gathers every rank's record and makes samples_per_second the job's (window lines
   // and window_samples_per_second stay rank 0's own).
