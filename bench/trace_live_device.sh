@@ -8,11 +8,12 @@
 #          and under `gpuscope trace`, its own step time against the trace's; and the example
 #          programs' step times under trace against their own (steps); the window's rules on a
 #          slow start and on slow steps (window); `gpuscope diagnose` on programs written apart
-#          from its rules (unseen: bench/diagnose_unseen).
+#          from its rules (unseen: bench/diagnose_unseen); torchrun data-parallel programs with a
+#          straggler rank planted (ddp: bench/diagnose_unseen/ddp_*.py, two GPUs or more).
 #   bash bench/trace_live_device.sh build   # there (carry .carry): gpuscope + the injection
 #                                           # library -> $OUT/trace-bin.tar.gz
 #   bash bench/trace_live_device.sh cases [TGZ]  # there: the checks -> $OUT/trace_live.txt
-#                                           # (LIVE_CASES="light steps compiled window unseen": the
+#                                           # (LIVE_CASES="light steps compiled window unseen ddp": the
 #                                           # sets; default the first three)
 # Reads the GPU only: never changes a power limit, clocks, MIG, persistence or compute mode.
 set -uo pipefail
@@ -157,6 +158,39 @@ print("  steps traced:", st.get("traced"), "median ms:", round(1e3 * (st.get("me
       round(1e3 * (st.get("untraced_after_median_s") or 0), 2), ")",
       "| gpu busy:", g.get("busy_share"), "| kernels/step:", g.get("kernels_per_step"))' \
       "$out/runs/unseen-$name" 2>&1 | tail -1
+  done
+}
+
+# torchrun data-parallel programs from bench/diagnose_unseen (ddp_*.py), on every visible GPU
+# (at least two; skipped otherwise): `gpuscope diagnose` on the whole job, every finding's id and
+# subjects (rank_imbalance and exposed_communication are job-wide: the first finding alone would
+# not show both).
+ddp_cases() {
+  local py=bench/diagnose_unseen name gpus
+  gpus=$(nvidia-smi -L | wc -l)
+  if [ "$gpus" -lt 2 ]; then
+    echo "== ddp: $gpus GPU(s) visible, skipped (needs two or more)"
+    return
+  fi
+  for name in ${DDP_PROGRAMS:-ddp_rank0_logging ddp_uneven_lengths}; do
+    echo "== diagnose -- torchrun --nproc-per-node $gpus $name.py"
+    "$bin" diagnose --json -o "$out/runs/ddp-$name" -- torchrun --standalone \
+      --nproc-per-node "$gpus" "$py/$name.py" >"$out/ddp-$name.json" 2>"$out/ddp-$name.err"
+    echo "  exit $?"
+    python3 -c '
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print("  no diagnosis:", e); sys.exit()
+for f in d.get("findings") or []:
+    print("  finding:", f.get("id"), "|", f.get("severity"), "| expected:", f.get("expected_speedup"),
+          "| subjects:", f.get("subjects"))
+    for e in f.get("evidence") or []:
+        print("     ", e.get("what"), round(e.get("value") or 0, 3), e.get("unit"))
+for p in d.get("processes") or []:
+    print("  rank:", p.get("subject"), "step ms", round(1e3 * (p.get("step_s") or 0), 2),
+          "busy", round(p.get("gpu_busy_share") or 0, 3))' "$out/ddp-$name.json"
   done
 }
 
