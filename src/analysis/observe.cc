@@ -399,8 +399,7 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   if (launches > 0) o.launch_api_mean_s = launch_s / launches;
 
   std::unordered_map<std::uint32_t, trace::detail::KernelClass> classes;
-  std::vector<Interval> communication, other_work;  // inside [from, to)
-  double after_copy = 0;                            // a light trace's stand-in for after_sync
+  double after_copy = 0;  // a light trace's stand-in for after_sync
   for (const GpuActivity& a : t.gpu) {
     if (a.kind == GpuActivity::Kind::kernel && !classes.count(a.name))
       classes.emplace(a.name, trace::detail::classify_kernel(t.names[a.name]));
@@ -408,15 +407,6 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   for (const GpuActivity& a : t.gpu) {
     if (a.end_ns <= from || a.start_ns >= to) continue;
     const double seconds = static_cast<double>(a.end_ns - a.start_ns) * kNs;
-    const Interval inside{std::max(a.start_ns, from), std::min(a.end_ns, to)};
-    if (a.kind == GpuActivity::Kind::kernel &&
-        classes.at(a.name).kind == KernelKind::communication) {
-      communication.push_back(inside);
-      o.comm_kernels += 1;
-      o.comm_s += seconds;
-      continue;
-    }
-    other_work.push_back(inside);
     if (a.kind == GpuActivity::Kind::memcpy) {
       if (a.copy == trace::detail::CopyKind::host_to_device) {
         o.h2d_copies += 1, o.h2d_bytes += static_cast<double>(a.bytes);
@@ -457,12 +447,10 @@ Observations observe(const Timeline& t, const TraceSummary& s,
       o.layout_transpose_s += seconds;
     }
   }
-  const std::vector<Interval> others = merge(std::move(other_work));
-  double exposed_ns = 0;
-  for (const Interval& c : merge(std::move(communication))) {
-    exposed_ns += static_cast<double>((c.end - c.start) - covered(others, c.start, c.end));
-  }
-  o.comm_exposed_s = exposed_ns * kNs;
+  // The summary's collectives (NCCL kernels), over the GPU's span of the steps.
+  o.comm_kernels = static_cast<double>(s.communication_kernels);
+  o.comm_s = s.communication_s;
+  o.comm_exposed_s = s.communication_exposed_s;
   for (double* v : {&o.comm_kernels, &o.comm_s, &o.comm_exposed_s, &o.h2d_copies, &o.h2d_bytes,
                     &o.pageable_h2d_copies, &o.pageable_h2d_bytes, &o.pageable_h2d_s, &o.d2h_copies,
                     &o.small_d2h_copies, &o.matmul_s, &o.matmul_tensor_s, &o.matmul_kernels,

@@ -306,14 +306,24 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     gpu_from = from + (gpu_to - to);
   }
 
-  std::vector<Interval> busy;
+  std::vector<Interval> busy, communication, other_work;
   std::map<int, std::vector<const GpuActivity*>> by_device;
   std::unordered_map<std::uint32_t, KernelClass> classes;
+  const auto class_of = [&](const GpuActivity& a) -> const KernelClass& {
+    auto c = classes.find(a.name);
+    if (c == classes.end()) c = classes.emplace(a.name, classify_kernel(t.names[a.name])).first;
+    return c->second;
+  };
+  const auto collective = [&](const GpuActivity& a) {
+    return a.kind == GpuActivity::Kind::kernel && class_of(a).kind == KernelKind::communication;
+  };
   std::map<std::tuple<std::string, std::string, bool>, KernelTime> kernel_time;
   std::unordered_map<std::uint32_t, TopKernel> top;
   for (const GpuActivity& a : t.gpu) {
     if (a.end_ns > gpu_from && a.start_ns < gpu_to) {
-      busy.push_back({std::max(a.start_ns, gpu_from), std::min(a.end_ns, gpu_to)});
+      const Interval inside{std::max(a.start_ns, gpu_from), std::min(a.end_ns, gpu_to)};
+      busy.push_back(inside);
+      (collective(a) ? communication : other_work).push_back(inside);
       by_device[a.device].push_back(&a);
     }
     const std::int64_t launched = at(a);
@@ -323,14 +333,16 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
       ++s.kernels;
       s.kernel_s += seconds;
       if (a.graph) ++s.graph_kernels;
-      auto c = classes.find(a.name);
-      if (c == classes.end()) c = classes.emplace(a.name, classify_kernel(t.names[a.name])).first;
+      const KernelClass& c = class_of(a);
+      if (c.kind == KernelKind::communication) {
+        ++s.communication_kernels;
+        s.communication_s += seconds;
+      }
       KernelTime& kt =
-          kernel_time[{kernel_kind_name(c->second.kind), math_precision_name(c->second.precision),
-                       c->second.tensor_cores}];
-      kt.kind = kernel_kind_name(c->second.kind);
-      kt.precision = math_precision_name(c->second.precision);
-      kt.tensor_cores = c->second.tensor_cores;
+          kernel_time[{kernel_kind_name(c.kind), math_precision_name(c.precision), c.tensor_cores}];
+      kt.kind = kernel_kind_name(c.kind);
+      kt.precision = math_precision_name(c.precision);
+      kt.tensor_cores = c.tensor_cores;
       ++kt.count;
       kt.seconds += seconds;
       TopKernel& tk = top[a.name];
@@ -346,6 +358,11 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
   }
   const std::vector<Interval> merged = merge(busy);
   s.gpu_busy_s = static_cast<double>(covered(merged, gpu_from, gpu_to)) * kNs;
+  const std::vector<Interval> others = merge(std::move(other_work));
+  for (const Interval& c : merge(std::move(communication))) {
+    s.communication_exposed_s +=
+        static_cast<double>((c.end - c.start) - covered(others, c.start, c.end)) * kNs;
+  }
   s.gpu_busy_share = s.window_s > 0 ? s.gpu_busy_s / s.window_s : 0;
   s.mean_kernel_s = s.kernels > 0 ? s.kernel_s / static_cast<double>(s.kernels) : 0;
   for (auto& [key, kt] : kernel_time) s.kernel_time.push_back(kt);

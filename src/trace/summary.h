@@ -96,7 +96,12 @@ struct TraceSummary {
   double sync_s = 0;
   bool syncs_recorded = true;  // false: a light trace, `syncs` counts nothing
   double data_wait_s = 0;
-  std::uint64_t graph_kernels = 0;              // kernels launched from CUDA graphs
+  std::uint64_t graph_kernels = 0;  // kernels launched from CUDA graphs
+  // Collective kernels (NCCL): how many were launched in the window and their time, and the part
+  // of the GPU's span when they ran with no other GPU work beside them (exposed: the step waits
+  // for them; with several ranks this includes waiting for the slowest).
+  std::uint64_t communication_kernels = 0;
+  double communication_s = 0, communication_exposed_s = 0;
   std::map<std::string, double> cpu_s_by_role;  // "main", "other", "descendant"
   std::vector<ThreadUse> threads;               // most CPU first
   std::vector<int> devices;                     // GPUs with activity

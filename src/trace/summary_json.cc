@@ -231,6 +231,16 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
                            {"share_of_kernel_time", s.kernel_s > 0 ? k.seconds / s.kernel_s : 0}});
   }
   gpu["kernel_time"] = kernel_time;
+  if (s.communication_kernels > 0) {
+    json communication = {{"kernels", s.communication_kernels},
+                          {"seconds", s.communication_s},
+                          {"exposed_s", s.communication_exposed_s}};
+    if (n_steps > 0) {
+      communication["seconds_per_step"] = s.communication_s / n_steps;
+      communication["exposed_s_per_step"] = s.communication_exposed_s / n_steps;
+    }
+    gpu["communication"] = communication;
+  }
   json top = json::array();
   for (const TopKernel& k : s.top_kernels) {
     top.push_back({{"name", k.name}, {"count", k.count}, {"seconds", k.seconds}});
@@ -399,6 +409,13 @@ void print_summary_json(const json& j, std::ostream& out) {
       out << fmt::format("  {:<40} {:>10}  {:>6}  {} kernels\n", what, ms(k["seconds"]),
                          pct(k["share_of_kernel_time"]), k["count"].get<long long>());
     }
+  }
+  if (gpu.contains("communication")) {
+    const json& c = gpu["communication"];
+    out << fmt::format(
+        "Collectives (NCCL): {} in {} kernels, {} of it with no other GPU work beside it "
+        "(exposed)\n",
+        ms(c["seconds"]), c["kernels"].get<long long>(), ms(c["exposed_s"]));
   }
   out << "GPU idle gaps:";
   for (const json& b : gpu["idle"]) {

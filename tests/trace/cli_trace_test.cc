@@ -196,6 +196,22 @@ TEST(CliTrace, RanksAreSummarizedEachWithoutMixingTheirSteps) {
   EXPECT_FALSE(a.contains("ranks"));  // one GPU process: no ranks
 }
 
+// Two data-parallel ranks made by hand: rank 0's GPU computes 7 ms a step, rank 1's 8 ms; each
+// rank's collectives and the time they ran alone (rank 0 also waits for rank 1: 2 ms, not 1).
+TEST(CliTrace, EachRanksCollectivesAndTheirExposedTime) {
+  const std::string dir = fresh_tracing_dir("ddp-ranks");
+  fs::create_directories(dir);
+  testing::write_data_parallel_rank(dir, 901, 0, 7, 8);
+  testing::write_data_parallel_rank(dir, 902, 1, 8, 8);
+  CliRun run = tracing_gpuscope("trace --analyse " + dir + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_NEAR(j["ranks"][0]["communication"]["exposed_s_per_step"].get<double>(), 2e-3, 1e-6);
+  EXPECT_NEAR(j["ranks"][1]["communication"]["exposed_s_per_step"].get<double>(), 1e-3, 1e-6);
+  EXPECT_NEAR(j["ranks"][1]["communication"]["seconds_per_step"].get<double>(), 3e-3, 1e-6);
+}
+
 TEST(CliTrace, JsonGoesToStdoutAlone) {
   const std::string dir = fresh_tracing_dir("json");
   CliRun r = tracing_gpuscope("trace --json --skip-steps 0 --steps 3 -o " + dir + " -- " +

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
+#include <tuple>
 
 #include "trace/summary_json.h"
 
@@ -167,6 +169,47 @@ TEST(TraceSummary, KernelTimeByKindPrecisionAndTensorCores) {
   EXPECT_NEAR(s.mean_kernel_s, 480e-6, 1e-9);
   ASSERT_FALSE(s.top_kernels.empty());
   EXPECT_EQ(s.top_kernels.front().count, 5u);
+}
+
+// A data-parallel rank: each 10 ms step computes 7 ms on one stream while an all-reduce runs 3-5
+// ms beside it on another, then a last all-reduce runs 6.5-9 ms (0.5 ms beside the computing,
+// 2 ms alone). The collectives are counted apart, and the time they ran alone is exposed.
+TEST(TraceSummary, CollectivesAndTheirTimeWithNothingBesideThem) {
+  Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  const std::uint32_t gemm = t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT");
+  const std::uint32_t nccl =
+      t.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  for (int step = 0; step < 6; ++step) {
+    const std::int64_t t0 = 1000 * kMs + step * 10 * kMs;
+    for (const auto& [name, from_us, to_us] :
+         {std::tuple{gemm, 100, 7000}, {nccl, 3000, 5000}, {nccl, 6500, 9000}}) {
+      GpuActivity a;
+      a.kind = GpuActivity::Kind::kernel;
+      a.name = name;
+      a.start_ns = t0 + from_us * kUs;
+      a.end_ns = t0 + to_us * kUs;
+      t.gpu.push_back(a);
+    }
+    t.marks.push_back({100, 100, t0 + 10 * kMs - 1, mark});
+  }
+  const TraceSummary s = summarize(t, {}, {});
+  ASSERT_EQ(s.steps.size(), 5u);
+  EXPECT_EQ(s.communication_kernels, 10u);
+  EXPECT_NEAR(s.communication_s, 5 * 4.5e-3, 1e-9);
+  EXPECT_NEAR(s.communication_exposed_s, 5 * 2e-3, 1e-6);
+  const nlohmann::json j = summary_to_json(s, t, {});
+  EXPECT_NEAR(j["gpu"]["communication"]["exposed_s_per_step"].get<double>(), 2e-3, 1e-6);
+  std::ostringstream console;
+  print_summary_json(j, console);
+  EXPECT_NE(console.str().find("Collectives (NCCL): 22.500 ms in 10 kernels, 10.000 ms"),
+            std::string::npos)
+      << console.str();
+  // A program without collectives has no such entry.
+  const Timeline starved = starved_loop(6, true);
+  EXPECT_FALSE(
+      summary_to_json(summarize(starved, {}, {}), starved, {})["gpu"].contains("communication"));
 }
 
 TEST(TraceSummary, WithoutMarksStepsComeFromTheKernelPeriodAtLaunchTimes) {
