@@ -202,17 +202,28 @@ TEST(BenchJsonRead, WhatIsNotABenchDocumentIsRefusedSayingWhy) {
   bad_knob["rows"][0]["knobs"]["turbo"] = "on";
   EXPECT_THAT(error_of(bad_knob).message(), HasSubstr("unknown knob 'turbo'"));
 
+  nlohmann::json no_gpus = good;
+  no_gpus["rows"][2]["gpus"] = 0;
+  EXPECT_THAT(error_of(no_gpus).message(), HasSubstr("rows[2].gpus: expected at least 1"));
+
+  nlohmann::json bad_rate = good;
+  bad_rate["rows"][2]["data_parallel"]["slowest_rank_samples_per_second"] = "fast";
+  EXPECT_THAT(error_of(bad_rate).message(),
+              HasSubstr("rows[2].data_parallel.slowest_rank_samples_per_second"));
+
   nlohmann::json too_many = good;
   too_many["rows_planned"] = 1;
   EXPECT_THAT(error_of(too_many).message(), HasSubstr("3 rows but rows_planned is 1"));
 
-  const std::pair<const char*, const char*> objects[] = {{"/rows/0", "rows[0]"},
-                                                         {"/rows/0/knobs", "rows[0].knobs"},
-                                                         {"/rows/1/input", "rows[1].input"},
-                                                         {"/rows/0/guard", "rows[0].guard"},
-                                                         {"/guard/1", "guard[1]"},
-                                                         {"/guard/1/curve", "guard[1].curve"},
-                                                         {"/gpu", "gpu"}};
+  const std::pair<const char*, const char*> objects[] = {
+      {"/rows/0", "rows[0]"},
+      {"/rows/0/knobs", "rows[0].knobs"},
+      {"/rows/1/input", "rows[1].input"},
+      {"/rows/0/guard", "rows[0].guard"},
+      {"/guard/1", "guard[1]"},
+      {"/guard/1/curve", "guard[1].curve"},
+      {"/rows/2/data_parallel", "rows[2].data_parallel"},
+      {"/gpu", "gpu"}};
   for (const auto& [place, where] : objects) {
     nlohmann::json not_object = good;
     const nlohmann::json::json_pointer pointer(place);
