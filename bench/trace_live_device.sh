@@ -161,7 +161,8 @@ print("  steps traced:", st.get("traced"), "median ms:", round(1e3 * (st.get("me
   done
 }
 
-# torchrun data-parallel programs from bench/diagnose_unseen (ddp_*.py), on every visible GPU
+# Data-parallel programs from bench/diagnose_unseen (ddp_*.py under torchrun, dp_*.py alone with
+# nn.DataParallel), on every visible GPU
 # (at least two; skipped otherwise): `gpuscope diagnose` on the whole job, every finding's id and
 # subjects (rank_imbalance and exposed_communication are job-wide: the first finding alone would
 # not show both).
@@ -172,10 +173,13 @@ ddp_cases() {
     echo "== ddp: $gpus GPU(s) visible, skipped (needs two or more)"
     return
   fi
-  for name in ${DDP_PROGRAMS:-ddp_rank0_logging ddp_uneven_lengths}; do
-    echo "== diagnose -- torchrun --nproc-per-node $gpus $name.py"
-    "$bin" diagnose --json -o "$out/runs/ddp-$name" -- torchrun --standalone \
-      --nproc-per-node "$gpus" "$py/$name.py" >"$out/ddp-$name.json" 2>"$out/ddp-$name.err"
+  for name in ${DDP_PROGRAMS:-ddp_rank0_logging ddp_uneven_lengths dp_module}; do
+    # dp_*: one process on every GPU (nn.DataParallel); ddp_*: torchrun, a process per GPU.
+    local launch=(torchrun --standalone --nproc-per-node "$gpus")
+    [[ "$name" == dp_* ]] && launch=(python3)
+    echo "== diagnose -- ${launch[*]} $name.py"
+    "$bin" diagnose --json -o "$out/runs/ddp-$name" -- "${launch[@]}" "$py/$name.py" \
+      >"$out/ddp-$name.json" 2>"$out/ddp-$name.err"
     echo "  exit $?"
     python3 -c '
 import json, sys

@@ -488,6 +488,46 @@ std::optional<Finding> exposed_communication(const Observations& o) {
   return f;
 }
 
+std::optional<Finding> one_process_many_gpus(const Observations& o) {
+  if (!(o.step_s > 0)) return std::nullopt;
+  std::vector<std::pair<int, double>> busy;  // GPUs this process keeps busy, and how much
+  for (const auto& [device, seconds] : o.device_busy_s) {
+    if (seconds >= kCommStepShare * o.step_s) busy.emplace_back(device, seconds);
+  }
+  if (busy.size() < 2) return std::nullopt;
+  Finding f = make("one_process_many_gpus",
+                   fmt::format("One process drives {} GPUs (torch.nn.DataParallel, or a model "
+                               "split across GPUs): they wait for each other and for one Python "
+                               "thread",
+                               busy.size()),
+                   o);
+  add_step(f, o);
+  double idle = 0;
+  for (const auto& [device, seconds] : busy) {
+    const double share = std::min(1.0, seconds / o.step_s);
+    f.evidence.push_back(ev(fmt::format("GPU {} busy (CUDA device)", device), share * kPct, "%"));
+    idle += (1 - share) * o.step_s;
+  }
+  idle /= static_cast<double>(busy.size());
+  f.evidence.push_back(ev("mean GPU idle per step", idle * kMs, "ms"));
+  f.fix = fmt::format(
+      "Run one process per GPU with DistributedDataParallel:\n"
+      "  torchrun --nproc_per_node={} train.py\n"
+      "  dist.init_process_group(\"nccl\"); rank = int(os.environ[\"LOCAL_RANK\"])\n"
+      "  torch.cuda.set_device(rank); model = DistributedDataParallel(model.cuda(rank), "
+      "device_ids=[rank])\n"
+      "  loader = DataLoader(dataset, sampler=DistributedSampler(dataset), ...)\n"
+      "nn.DataParallel copies the model to every GPU each step, gathers the outputs on the "
+      "first GPU and drives every GPU from one Python thread; PyTorch recommends "
+      "DistributedDataParallel even on one machine. A model split across GPUs on purpose "
+      "(pipeline) needs micro-batches in flight to keep them busy "
+      "(torch.distributed.pipelining).",
+      busy.size());
+  f.expected_speedup = time_saved(o.step_s, 0.5 * idle, idle);
+  f.confidence = Confidence::medium;
+  return f;
+}
+
 void share_out_waits(std::vector<Observations>& ranks) {
   std::optional<double> least;
   std::size_t communicating = 0;
@@ -603,7 +643,7 @@ std::vector<Finding> run_rules(const Observations& o) {
   std::vector<Finding> out;
   for (auto rule : {input_bound, pageable_copies, sync_every_step, allocator_churn, launch_bound,
                     no_tensor_cores, small_batch, cudnn_defaults, unfused_optimizer, throttled,
-                    shared_gpu, exposed_communication}) {
+                    shared_gpu, exposed_communication, one_process_many_gpus}) {
     if (auto f = rule(o)) out.push_back(std::move(*f));
   }
   // A GPU idle much of the step that no rule explains (not even as a minor cause: a wait every

@@ -25,6 +25,9 @@ std::optional<Finding> throttled(const Observations& o);
 std::optional<Finding> shared_gpu(const Observations& o);
 // Collectives (NCCL) with no computation beside them, the wait for a slower rank left out.
 std::optional<Finding> exposed_communication(const Observations& o);
+// One process keeps two or more GPUs busy (each at least 5 % of the step): nn.DataParallel, or
+// a model split across GPUs by hand.
+std::optional<Finding> one_process_many_gpus(const Observations& o);
 // The GPU idle 30 % or more of the step (busy under 70 %) with no cause named: run by run_rules
 // only when no other rule found anything.
 std::optional<Finding> gpu_idle(const Observations& o);

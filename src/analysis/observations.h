@@ -109,6 +109,10 @@ struct Observations {
   // exposed rank's (set across ranks by share_out_waits; 0 for one process).
   double comm_kernels = 0, comm_s = 0, comm_exposed_s = 0, comm_wait_s = 0;
 
+  // Each GPU's busy time per step, by CUDA device: more than one when this process drives
+  // several GPUs itself (torch.nn.DataParallel, a model split by hand).
+  std::map<int, double> device_busy_s;
+
   // Host CPU over the whole run.
   std::optional<double> run_wall_s;
   std::optional<double> main_thread_cpu_s;

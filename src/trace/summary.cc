@@ -395,11 +395,14 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
       }
     };
     std::int64_t busy_until = gpu_from;
+    std::vector<Interval> device_busy;
     for (const GpuActivity* a : activities) {
       add_gap(a->start_ns - busy_until);
       busy_until = std::max(busy_until, a->end_ns);
+      device_busy.push_back({std::max(a->start_ns, gpu_from), std::min(a->end_ns, gpu_to)});
     }
     add_gap(gpu_to - busy_until);
+    s.device_busy_s[device] = static_cast<double>(total(merge(std::move(device_busy)))) * kNs;
   }
 
   for (const HostInterval& h : t.host) {

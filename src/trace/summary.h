@@ -105,6 +105,7 @@ struct TraceSummary {
   std::map<std::string, double> cpu_s_by_role;  // "main", "other", "descendant"
   std::vector<ThreadUse> threads;               // most CPU first
   std::vector<int> devices;                     // GPUs with activity
+  std::map<int, double> device_busy_s;          // each GPU's busy time, over the same span
 };
 
 struct SummaryOptions {

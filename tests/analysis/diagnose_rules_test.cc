@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace gpuscope::analysis::detail {
 namespace {
 
@@ -664,6 +666,49 @@ TEST(DiagnoseRules, BalancedRanksOrOneProcessAreNoImbalance) {
   std::vector<Observations> no_collectives = {healthy_step(), healthy_step()};
   share_out_waits(no_collectives);
   EXPECT_FALSE(rank_imbalance(no_collectives));
+}
+
+// nn.DataParallel on two GPUs: one process; each 10 ms step runs 8 ms of kernels on GPU 0 (the
+// scatter, its replica's forward and backward, the gather and the loss) and 4.5 ms on GPU 1.
+TEST(DiagnoseRules, OneProcessDrivingTwoGpusIsToldToRunOnePerGpu) {
+  using trace::detail::GpuActivity;
+  constexpr std::int64_t kMsNs = 1'000'000;
+  trace::detail::Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  const std::uint32_t gemm = t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT");
+  for (int s = 0; s < 9; ++s) {
+    const std::int64_t t0 = 1000 * kMsNs + s * 10 * kMsNs;
+    for (const auto& [device, from_ms, to_ms] : {std::tuple{0, 0.5, 8.5}, {1, 2.0, 6.5}}) {
+      GpuActivity a;
+      a.kind = GpuActivity::Kind::kernel;
+      a.name = gemm;
+      a.device = device;
+      a.start_ns = t0 + static_cast<std::int64_t>(from_ms * kMsNs);
+      a.end_ns = t0 + static_cast<std::int64_t>(to_ms * kMsNs);
+      t.gpu.push_back(a);
+    }
+    t.marks.push_back({100, 100, t0 + 10 * kMsNs - 1, mark});
+  }
+  const trace::detail::TraceSummary s = trace::detail::summarize(t, {}, {});
+  ASSERT_EQ(s.steps.size(), 8u);
+  EXPECT_EQ(s.devices, (std::vector<int>{0, 1}));
+  const Observations o = observe(t, s, std::nullopt, std::nullopt);
+  ASSERT_EQ(o.device_busy_s.size(), 2u);
+  EXPECT_NEAR(o.device_busy_s.at(0), 8e-3, 1e-6);
+  EXPECT_NEAR(o.device_busy_s.at(1), 4.5e-3, 1e-6);
+  const std::vector<Finding> found = rules(o);
+  const Finding* f = with_id(found, "one_process_many_gpus");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->fix.find("torchrun --nproc_per_node=2"), std::string::npos) << f->fix;
+  ASSERT_TRUE(f->expected_speedup);
+  // The GPUs idle 2 and 5.5 ms of the 10 ms step: 3.75 ms on average.
+  EXPECT_NEAR(f->expected_speedup->high, 10.0 / (10.0 - 3.75), 1e-3);
+
+  // A few stray kernels on a second GPU (under 5 % of the step) are not a second GPU in use.
+  Observations stray = o;
+  stray.device_busy_s[1] = 0.3e-3;
+  EXPECT_EQ(with_id(rules(stray), "one_process_many_gpus"), nullptr);
 }
 
 }  // namespace
