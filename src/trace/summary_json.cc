@@ -221,6 +221,16 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
               {"graph_kernels", s.graph_kernels},
               {"devices", s.devices}};
   if (n_steps > 0) gpu["kernels_per_step"] = static_cast<double>(s.kernels) / n_steps;
+  if (s.device_busy_s.size() > 1) {
+    // One process on several GPUs: busy_s is their union; each GPU's own.
+    json by_device = json::array();
+    for (const auto& [device, busy] : s.device_busy_s) {
+      by_device.push_back({{"device", device},
+                           {"busy_s", busy},
+                           {"busy_share", s.window_s > 0 ? busy / s.window_s : 0}});
+    }
+    gpu["busy_by_device"] = by_device;
+  }
   json kernel_time = json::array();
   for (const KernelTime& k : s.kernel_time) {
     kernel_time.push_back({{"kind", k.kind},
@@ -397,6 +407,13 @@ void print_summary_json(const json& j, std::ostream& out) {
     out << fmt::format(", {:.0f} per step", gpu["kernels_per_step"].get<double>());
   }
   out << ")\n";
+  if (gpu.contains("busy_by_device")) {
+    out << "GPU busy by device (one process on several GPUs):";
+    for (const json& d : gpu["busy_by_device"]) {
+      out << fmt::format("  GPU {} {}", d["device"].get<int>(), pct(d["busy_share"]));
+    }
+    out << '\n';
+  }
   if (!gpu["kernel_time"].empty()) {
     out << "Kernel time by kind:\n";
     for (const json& k : gpu["kernel_time"]) {

@@ -1,6 +1,7 @@
 #include "analysis/diagnose_rules.h"
 
 #include "analysis/observe.h"
+#include "trace/summary_json.h"
 
 #include <gtest/gtest.h>
 
@@ -697,6 +698,9 @@ TEST(DiagnoseRules, OneProcessDrivingTwoGpusIsToldToRunOnePerGpu) {
   ASSERT_EQ(o.device_busy_s.size(), 2u);
   EXPECT_NEAR(o.device_busy_s.at(0), 8e-3, 1e-6);
   EXPECT_NEAR(o.device_busy_s.at(1), 4.5e-3, 1e-6);
+  const nlohmann::json summary = trace::detail::summary_to_json(s, t, {});
+  ASSERT_EQ(summary["gpu"]["busy_by_device"].size(), 2u);
+  EXPECT_NEAR(summary["gpu"]["busy_by_device"][1]["busy_share"].get<double>(), 0.45, 1e-3);
   const std::vector<Finding> found = rules(o);
   const Finding* f = with_id(found, "one_process_many_gpus");
   ASSERT_NE(f, nullptr);
