@@ -33,9 +33,12 @@ void SampleLog::drop_before(double t) {
   samples_.erase(samples_.begin(), first_kept);
 }
 
-void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
-                        const std::vector<TimedWindow>& windows, double row_t0, double row_t1,
-                        Row& row, bool whole_gpu) {
+namespace {
+
+// One GPU's samples: fill_row_telemetry for a row on that GPU alone.
+void fill_one_gpu(const std::vector<telemetry::GpuSample>& samples,
+                  const std::vector<TimedWindow>& windows, double row_t0, double row_t1, Row& row,
+                  bool whole_gpu) {
   if (whole_gpu) {
     row.gpu_memory_peak_bytes =
         telemetry::peak_between(samples, Metric::memory_used_bytes, row_t0, row_t1);
@@ -78,10 +81,71 @@ void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
   }
 }
 
-telemetry::SamplerOptions row_sampler_options(const std::string& gpu, int interval_ms) {
+std::vector<telemetry::GpuSample> of_gpu(const std::vector<telemetry::GpuSample>& samples,
+                                         unsigned gpu) {
+  std::vector<telemetry::GpuSample> mine;
+  for (const telemetry::GpuSample& s : samples) {
+    if (s.gpu == gpu) mine.push_back(s);
+  }
+  return mine;
+}
+
+std::optional<double> most(std::optional<double> a, std::optional<double> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
+}
+
+}  // namespace
+
+void fill_row_telemetry(const std::vector<telemetry::GpuSample>& samples,
+                        const std::vector<TimedWindow>& windows, double row_t0, double row_t1,
+                        Row& row, bool whole_gpu, const std::vector<unsigned>& gpus) {
+  if (gpus.empty()) return fill_one_gpu(samples, windows, row_t0, row_t1, row, whole_gpu);
+  if (gpus.size() == 1) {
+    return fill_one_gpu(of_gpu(samples, gpus.front()), windows, row_t0, row_t1, row, whole_gpu);
+  }
+  // Each GPU as a row of its own, then the job's: sums, means and maxima.
+  std::vector<Row> each(gpus.size());
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    fill_one_gpu(of_gpu(samples, gpus[i]), windows, row_t0, row_t1, each[i], whole_gpu);
+  }
+  const auto n = static_cast<double>(gpus.size());
+  const Row& first = each.front();
+  row.timed_seconds = first.timed_seconds;
+  row.short_windows = first.short_windows;
+  if (first.timed_samples) row.timed_samples = *first.timed_samples * n;  // every rank's
+  const bool all_energy =
+      std::all_of(each.begin(), each.end(), [](const Row& r) { return r.energy_j.has_value(); });
+  if (all_energy) {
+    double energy = 0, power = 0;
+    for (const Row& r : each) energy += *r.energy_j, power += *r.power_avg_w;
+    row.energy_j = energy;
+    row.power_avg_w = power;
+    if (row.timed_samples && *row.timed_samples > 0)
+      row.energy_per_sample_j = energy / *row.timed_samples;
+  }
+  const auto mean_of = [&](std::optional<double> Row::*field) -> std::optional<double> {
+    double sum = 0;
+    for (const Row& r : each) {
+      if (!(r.*field)) return std::nullopt;
+      sum += *(r.*field);
+    }
+    return sum / n;
+  };
+  row.sm_activity = mean_of(&Row::sm_activity);
+  row.tensor_activity = mean_of(&Row::tensor_activity);
+  for (const Row& r : each) {
+    row.throttle_s = most(row.throttle_s, r.throttle_s);
+    row.gpu_memory_peak_bytes = most(row.gpu_memory_peak_bytes, r.gpu_memory_peak_bytes);
+  }
+}
+
+telemetry::SamplerOptions row_sampler_options(const std::vector<std::string>& gpus,
+                                              int interval_ms) {
   telemetry::SamplerOptions o;
   o.interval = std::chrono::milliseconds(interval_ms);
-  o.gpus = {gpu};
+  o.gpus = gpus;
   o.processes = false;
   o.slow_reading_threshold_s = std::numeric_limits<double>::infinity();
   return o;
@@ -89,10 +153,17 @@ telemetry::SamplerOptions row_sampler_options(const std::string& gpu, int interv
 
 Result<std::unique_ptr<RowSampler>> RowSampler::start(const nvml::Session& session, unsigned gpu,
                                                       const std::optional<Target>& mig,
-                                                      int interval_ms) {
-  const std::string selector = mig ? mig->uuid() : std::to_string(gpu);
+                                                      int interval_ms, unsigned also_gpus) {
+  std::vector<std::string> selectors = {mig ? mig->uuid() : std::to_string(gpu)};
+  if (!mig && also_gpus > 0) {
+    // A GPU the machine does not have is left out: rows on it then have no energy.
+    const unsigned count = session.device_count().value_or(0);
+    for (unsigned g = 0; g < std::min(also_gpus, count); ++g) {
+      if (g != gpu) selectors.push_back(std::to_string(g));
+    }
+  }
   GPUSCOPE_ASSIGN_OR_RETURN(
-      auto sampler, telemetry::Sampler::open(session, row_sampler_options(selector, interval_ms)));
+      auto sampler, telemetry::Sampler::open(session, row_sampler_options(selectors, interval_ms)));
   std::unique_ptr<RowSampler> rs(new RowSampler());
   if (mig && mig->mig) rs->mig_gpu_instance_ = mig->mig->gpu_instance_id;
   rs->sampler_ = std::move(sampler);
@@ -127,6 +198,13 @@ void RowSampler::wait_past(double t) const {
     if (last && *last >= t) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+bool RowSampler::samples_gpu(unsigned index) const {
+  const auto& gpus = sampler_->gpus();
+  return std::any_of(gpus.begin(), gpus.end(), [index](const telemetry::SampledGpu& g) {
+    return g.target.gpu_index == index;
+  });
 }
 
 const telemetry::SampledGpu& RowSampler::gpu() const {

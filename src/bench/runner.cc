@@ -93,8 +93,16 @@ class BenchRun {
     if (sampler_ && !row.skipped) {
       const double t1 = sampler_->now_s();
       sampler_->wait_past(t1);
+      // The GPUs the row ran on: a data-parallel row's ranks on 0..gpus-1, else the one chosen
+      // (a MIG instance: the sampler's view of it, every sample).
+      std::vector<unsigned> gpus;
+      if (spec.gpus > 1) {
+        for (int g = 0; g < spec.gpus; ++g) gpus.push_back(static_cast<unsigned>(g));
+      } else if (!o_.mig) {
+        gpus.push_back(o_.gpu);
+      }
       detail::fill_row_telemetry(sampler_->samples(), child.output.windows, t0, t1, row,
-                                 sampler_->whole_gpu());
+                                 sampler_->whole_gpu(), gpus);
       sampler_->log().drop_before(t1);
     }
     return row;
@@ -244,7 +252,11 @@ Result<BenchResult> run_bench(const nvml::Session* session, const std::vector<Ro
 
   std::unique_ptr<detail::RowSampler> sampler;
   if (session) {
-    auto started = detail::RowSampler::start(*session, o.gpu, o.mig, o.interval_ms);
+    // Data-parallel rows run on GPUs 0..N-1: those are sampled too.
+    unsigned most_gpus = 0;
+    for (const RowSpec& r : rows) most_gpus = std::max(most_gpus, static_cast<unsigned>(r.gpus));
+    auto started = detail::RowSampler::start(*session, o.gpu, o.mig, o.interval_ms,
+                                             most_gpus > 1 ? most_gpus : 0);
     if (!started.ok()) {
       if (started.code() == Code::invalid_argument) return started.status();
       result.warnings.push_back("no telemetry (power, energy, activity): " +

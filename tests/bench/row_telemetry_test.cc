@@ -53,6 +53,42 @@ TEST(RowTelemetry, EnergyOverTheTimedWindowsOnly) {
   EXPECT_FALSE(row.short_windows);
 }
 
+// `samples` of GPU `gpu`.
+std::vector<GpuSample> on_gpu(std::vector<GpuSample> s, unsigned gpu) {
+  for (GpuSample& x : s) x.gpu = gpu;
+  return s;
+}
+
+TEST(RowTelemetry, ADataParallelRowCountsEveryGpuAndEveryRanksSamples) {
+  // GPU 0 at 400 W, GPU 1 at 300 W, busy from 1 s to 4 s; rank 0's windows [2, 3] and [3, 4] of
+  // 1000 samples each, every rank training as many.
+  std::vector<GpuSample> s = on_gpu(samples(5, 1.0, 4.0, 400), 0);
+  for (const GpuSample& x : on_gpu(samples(5, 1.0, 4.0, 300), 1)) s.push_back(x);
+  const std::vector<TimedWindow> windows = {{2.0, 3.0, 1000}, {3.0, 4.0, 1000}};
+  Row both;
+  fill_row_telemetry(s, windows, 0.5, 4.5, both, true, {0, 1});
+  ASSERT_TRUE(both.energy_j);
+  EXPECT_NEAR(*both.energy_j, 800 + 600, 1e-6);
+  EXPECT_NEAR(*both.power_avg_w, 700, 1e-6);
+  EXPECT_DOUBLE_EQ(*both.timed_samples, 4000);
+  EXPECT_NEAR(*both.energy_per_sample_j, 1400.0 / 4000, 1e-9);
+  EXPECT_NEAR(*both.sm_activity, 0.9, 1e-9);
+  EXPECT_DOUBLE_EQ(*both.gpu_memory_peak_bytes, 30e9);
+
+  // A one-GPU row counts its own GPU's samples only.
+  Row one;
+  fill_row_telemetry(s, windows, 0.5, 4.5, one, true, {1});
+  EXPECT_NEAR(*one.energy_j, 600, 1e-6);
+  EXPECT_DOUBLE_EQ(*one.timed_samples, 2000);
+
+  // A GPU without samples (not sampled, or not there): no energy rather than a part of it.
+  Row missing;
+  fill_row_telemetry(s, windows, 0.5, 4.5, missing, true, {0, 2});
+  EXPECT_FALSE(missing.energy_j);
+  EXPECT_FALSE(missing.energy_per_sample_j);
+  EXPECT_FALSE(missing.sm_activity);
+}
+
 TEST(RowTelemetry, ShortWindowsAreFlaggedAndUncoveredOnesGiveNoEnergy) {
   auto s = samples(5, 1.0, 4.0, 400);
   Row row;
@@ -67,7 +103,7 @@ TEST(RowTelemetry, ShortWindowsAreFlaggedAndUncoveredOnesGiveNoEnergy) {
 }
 
 TEST(RowTelemetry, RowSamplerMovesNoReadingToTheSlowRounds) {
-  const telemetry::SamplerOptions o = row_sampler_options("2", 50);
+  const telemetry::SamplerOptions o = row_sampler_options({"2"}, 50);
   EXPECT_EQ(o.interval.count(), 50);
   EXPECT_EQ(o.gpus, std::vector<std::string>{"2"});
   EXPECT_FALSE(o.processes);

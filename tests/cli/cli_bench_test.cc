@@ -105,6 +105,28 @@ TEST(CliBench, GpusGivesAScalingTable) {
   EXPECT_EQ(bench("--model vit_b16 --task infer --gpus 1,2").exit_code, kExitUsage);
 }
 
+TEST(CliBench, ADataParallelRowsPowerAndEnergyAreEveryGpus) {
+  // Two fake GPUs at 300 W each: the 2-GPU row draws 600 W and spends as many joules per sample
+  // as one GPU (each rank trains as many samples on a GPU drawing as much).
+  const std::string file = fresh("two_gpus.json");
+  CliRun run = bench(
+      "--model vit_b16 --mode amp_bf16 --gpus 1,2 --guard off --windows 2 --steps 5 --json " + file,
+      {std::string("GPUSCOPE_FAKE_NVML_SCENARIO=") + GPUSCOPE_BENCH_TEST_DATA +
+       "/two_h100_constant_300w.json"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  const nlohmann::json doc = nlohmann::json::parse(slurp(file));
+  ASSERT_EQ(doc["rows"].size(), 2u);
+  const nlohmann::json& one = doc["rows"][0];
+  const nlohmann::json& two = doc["rows"][1];
+  ASSERT_TRUE(one["power_avg_w"].is_number()) << one.dump();
+  ASSERT_TRUE(two["power_avg_w"].is_number()) << two.dump();
+  EXPECT_NEAR(one["power_avg_w"].get<double>(), 300, 3);
+  EXPECT_NEAR(two["power_avg_w"].get<double>(), 600, 6);
+  EXPECT_NEAR(two["timed_samples"].get<double>(), 2 * one["timed_samples"].get<double>(), 1e-9);
+  EXPECT_NEAR(two["joules_per_sample"].get<double>(), one["joules_per_sample"].get<double>(),
+              0.05 * one["joules_per_sample"].get<double>());
+}
+
 TEST(CliBench, TheNoSyncCeilingSplitsTheScalingLoss) {
   const std::string log = fresh("ceiling_args.log");
   const std::string file = fresh("ceiling.json");
