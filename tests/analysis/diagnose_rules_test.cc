@@ -2,10 +2,9 @@
 
 #include "analysis/observe.h"
 #include "trace/summary_json.h"
+#include "trace/timeline_fixture.h"
 
 #include <gtest/gtest.h>
-
-#include <tuple>
 
 namespace gpuscope::analysis::detail {
 namespace {
@@ -570,30 +569,11 @@ const Finding* with_id(const std::vector<Finding>& findings, const std::string& 
 // Collective kernels beside computation on one stream and after it on another: only the time
 // with no other GPU work beside them is exposed.
 TEST(DiagnoseRules, CommunicationBesideComputationIsHiddenAndAfterItExposed) {
-  using trace::detail::GpuActivity;
-  constexpr std::int64_t kMsNs = 1'000'000;
-  trace::detail::Timeline t;
-  t.main_pid = 100;
-  const std::uint32_t mark = t.intern("gpuscope.step");
-  const std::uint32_t gemm = t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT");
-  const std::uint32_t nccl =
-      t.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
-  for (int s = 0; s < 9; ++s) {
-    const std::int64_t t0 = 1000 * kMsNs + s * 10 * kMsNs;
-    const auto add = [&](std::uint32_t name, double from_ms, double to_ms, std::uint32_t stream) {
-      GpuActivity a;
-      a.kind = GpuActivity::Kind::kernel;
-      a.name = name;
-      a.stream = stream;
-      a.start_ns = t0 + static_cast<std::int64_t>(from_ms * kMsNs);
-      a.end_ns = t0 + static_cast<std::int64_t>(to_ms * kMsNs);
-      t.gpu.push_back(a);
-    };
-    add(gemm, 0.1, 7, 7);   // the forward and backward
-    add(nccl, 3, 5, 13);    // a bucket's all-reduce beside the backward
-    add(nccl, 6.5, 9, 13);  // the last one: 0.5 ms beside, 2 ms after
-    t.marks.push_back({100, 100, t0 + 10 * kMsNs - 1, mark});
-  }
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  const trace::detail::Timeline t = trace::detail::ten_ms_steps(
+      9, {{"nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT", 0.1, 7, 0, 7},  // forward, backward
+          {nccl, 3, 5, 0, 13},      // a bucket's all-reduce beside the backward
+          {nccl, 6.5, 9, 0, 13}});  // the last one: 0.5 ms beside, 2 ms after
   const trace::detail::TraceSummary s = trace::detail::summarize(t, {}, {});
   ASSERT_EQ(s.steps.size(), 8u);
   const Observations o = observe(t, s, std::nullopt, std::nullopt);
@@ -672,25 +652,9 @@ TEST(DiagnoseRules, BalancedRanksOrOneProcessAreNoImbalance) {
 // nn.DataParallel on two GPUs: one process; each 10 ms step runs 8 ms of kernels on GPU 0 (the
 // scatter, its replica's forward and backward, the gather and the loss) and 4.5 ms on GPU 1.
 TEST(DiagnoseRules, OneProcessDrivingTwoGpusIsToldToRunOnePerGpu) {
-  using trace::detail::GpuActivity;
-  constexpr std::int64_t kMsNs = 1'000'000;
-  trace::detail::Timeline t;
-  t.main_pid = 100;
-  const std::uint32_t mark = t.intern("gpuscope.step");
-  const std::uint32_t gemm = t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT");
-  for (int s = 0; s < 9; ++s) {
-    const std::int64_t t0 = 1000 * kMsNs + s * 10 * kMsNs;
-    for (const auto& [device, from_ms, to_ms] : {std::tuple{0, 0.5, 8.5}, {1, 2.0, 6.5}}) {
-      GpuActivity a;
-      a.kind = GpuActivity::Kind::kernel;
-      a.name = gemm;
-      a.device = device;
-      a.start_ns = t0 + static_cast<std::int64_t>(from_ms * kMsNs);
-      a.end_ns = t0 + static_cast<std::int64_t>(to_ms * kMsNs);
-      t.gpu.push_back(a);
-    }
-    t.marks.push_back({100, 100, t0 + 10 * kMsNs - 1, mark});
-  }
+  const char* gemm = "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT";
+  const trace::detail::Timeline t =
+      trace::detail::ten_ms_steps(9, {{gemm, 0.5, 8.5, 0}, {gemm, 2.0, 6.5, 1}});
   const trace::detail::TraceSummary s = trace::detail::summarize(t, {}, {});
   ASSERT_EQ(s.steps.size(), 8u);
   EXPECT_EQ(s.devices, (std::vector<int>{0, 1}));

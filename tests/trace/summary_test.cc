@@ -4,7 +4,6 @@
 
 #include <set>
 #include <sstream>
-#include <tuple>
 
 #include "trace/summary_json.h"
 
@@ -175,25 +174,9 @@ TEST(TraceSummary, KernelTimeByKindPrecisionAndTensorCores) {
 // ms beside it on another, then a last all-reduce runs 6.5-9 ms (0.5 ms beside the computing,
 // 2 ms alone). The collectives are counted apart, and the time they ran alone is exposed.
 TEST(TraceSummary, CollectivesAndTheirTimeWithNothingBesideThem) {
-  Timeline t;
-  t.main_pid = 100;
-  const std::uint32_t mark = t.intern("gpuscope.step");
-  const std::uint32_t gemm = t.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT");
-  const std::uint32_t nccl =
-      t.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
-  for (int step = 0; step < 6; ++step) {
-    const std::int64_t t0 = 1000 * kMs + step * 10 * kMs;
-    for (const auto& [name, from_us, to_us] :
-         {std::tuple{gemm, 100, 7000}, {nccl, 3000, 5000}, {nccl, 6500, 9000}}) {
-      GpuActivity a;
-      a.kind = GpuActivity::Kind::kernel;
-      a.name = name;
-      a.start_ns = t0 + from_us * kUs;
-      a.end_ns = t0 + to_us * kUs;
-      t.gpu.push_back(a);
-    }
-    t.marks.push_back({100, 100, t0 + 10 * kMs - 1, mark});
-  }
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  const Timeline t = ten_ms_steps(
+      6, {{"nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT", 0.1, 7}, {nccl, 3, 5}, {nccl, 6.5, 9}});
   const TraceSummary s = summarize(t, {}, {});
   ASSERT_EQ(s.steps.size(), 5u);
   EXPECT_EQ(s.communication_kernels, 10u);

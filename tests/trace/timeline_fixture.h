@@ -1,6 +1,8 @@
 // Timelines built by hand for the trace analysis tests.
 #pragma once
 
+#include <vector>
+
 #include "trace/timeline.h"
 
 namespace gpuscope::trace::detail {
@@ -114,6 +116,37 @@ inline Timeline outrunning_loop(int steps, bool launch_records = true) {
   }
   t.window_start_ns = t0 - kMs;
   t.window_end_ns = t0 + steps * 2 * kMs;
+  return t;
+}
+
+// One kernel of a hand-made step: its name, its span from the step's start, its GPU and stream.
+struct StepKernel {
+  const char* name;
+  double from_ms = 0, to_ms = 0;
+  int device = 0;
+  std::uint32_t stream = 0;
+};
+
+// `steps` steps of 10 ms from 1 s in process 100, each running `kernels` (no launch records) and
+// marked (gpuscope.step) at its end.
+inline Timeline ten_ms_steps(int steps, const std::vector<StepKernel>& kernels) {
+  Timeline t;
+  t.main_pid = 100;
+  const std::uint32_t mark = t.intern("gpuscope.step");
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t t0 = 1000 * kMs + s * 10 * kMs;
+    for (const StepKernel& k : kernels) {
+      GpuActivity a;
+      a.kind = GpuActivity::Kind::kernel;
+      a.name = t.intern(k.name);
+      a.device = k.device;
+      a.stream = k.stream;
+      a.start_ns = t0 + static_cast<std::int64_t>(k.from_ms * kMs);
+      a.end_ns = t0 + static_cast<std::int64_t>(k.to_ms * kMs);
+      t.gpu.push_back(a);
+    }
+    t.marks.push_back({100, 100, t0 + 10 * kMs - 1, mark});
+  }
   return t;
 }
 
