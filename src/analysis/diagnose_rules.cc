@@ -457,7 +457,7 @@ std::optional<Finding> exposed_communication(const Observations& o) {
   if (!(o.step_s > 0) || o.comm_kernels <= 0 || own < kCommStepShare * o.step_s || own < kCommMinS)
     return std::nullopt;
   Finding f = make("exposed_communication",
-                   "Gradient communication (NCCL) runs with no computation beside it", o);
+                   "Communication between GPUs (NCCL) runs with no computation beside it", o);
   add_step(f, o);
   f.evidence.push_back(ev("collective kernels per step", o.comm_kernels, ""));
   f.evidence.push_back(ev("collective kernel time per step", o.comm_s * kMs, "ms"));
@@ -471,18 +471,57 @@ std::optional<Finding> exposed_communication(const Observations& o) {
     f.evidence.push_back(
         ev("waiting for a slower rank per step (left out above)", o.comm_wait_s * kMs, "ms"));
   }
-  f.fix =
-      "Overlap the all-reduces with the backward and make them cheaper:\n"
-      "  model = DistributedDataParallel(model, gradient_as_bucket_view=True, static_graph=True,\n"
-      "                                  bucket_cap_mb=...)  # larger (50-100) on a slow link\n"
-      "  with model.no_sync(): loss.backward()   # micro-batches before the last, if you "
-      "accumulate\n"
-      "  model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks.\n"
-      "                           default_hooks.bf16_compress_hook)  # half the bytes\n"
-      "A larger batch per GPU shares each step's all-reduce among more samples. Check the link: "
-      "nvidia-smi topo -m (NVLink, or PCIe through which CPU), NCCL_P2P_DISABLE and "
-      "NCCL_SHM_DISABLE unset, and `gpuscope burn` on the GPUs for the all-reduce bandwidth "
+  // The fix follows the collective that takes most of the time.
+  std::string op = "all_reduce";
+  double op_s = 0;
+  for (const auto& [name, seconds] : o.comm_by_op_s) {
+    if (seconds > op_s) op = name, op_s = seconds;
+  }
+  if (o.comm_s > 0 && op_s > 0) {
+    f.evidence.push_back(ev("largest collective: " + op + ", share of collective time",
+                            std::min(1.0, op_s / o.comm_s) * kPct, "%"));
+  }
+  const std::string link =
+      " Check the link: nvidia-smi topo -m (NVLink, or PCIe through which CPU), NCCL_P2P_DISABLE "
+      "and NCCL_SHM_DISABLE unset, and `gpuscope burn` on the GPUs for the all-reduce bandwidth "
       "they reach.";
+  if (op == "all_gather" || op == "reduce_scatter") {
+    f.fix =
+        "Sharded training (FSDP, ZeRO) gathers parameters and scatters gradients every step: "
+        "prefetch the next gather while this layer computes\n"
+        "  FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE)\n"
+        "  (FSDP2: fully_shard(block, reshard_after_forward=False) for the last blocks)\n"
+        "wrap fewer, larger units, shard within a node only (HYBRID_SHARD), or use "
+        "DistributedDataParallel when the model and its optimizer fit one GPU. "
+        "nn.SyncBatchNorm also gathers statistics in every BatchNorm layer: plain BatchNorm if "
+        "each GPU's batch is large enough." +
+        link;
+  } else if (op == "broadcast") {
+    f.fix =
+        "Tensors are broadcast every step: DistributedDataParallel broadcasts the buffers "
+        "(BatchNorm's running statistics) from rank 0 before each forward; "
+        "DistributedDataParallel(model, ..., broadcast_buffers=False) skips it (the ranks' "
+        "running statistics then differ slightly)." +
+        link;
+  } else if (op == "send_recv") {
+    f.fix =
+        "Point-to-point transfers (pipeline parallelism) leave stages waiting: keep more "
+        "micro-batches in flight (a 1F1B or interleaved schedule, torch.distributed.pipelining) "
+        "so each stage computes while it sends." +
+        link;
+  } else {
+    f.fix =
+        "Overlap the all-reduces with the backward and make them cheaper:\n"
+        "  model = DistributedDataParallel(model, gradient_as_bucket_view=True, "
+        "static_graph=True,\n"
+        "                                  bucket_cap_mb=...)  # larger (50-100) on a slow link\n"
+        "  with model.no_sync(): loss.backward()   # micro-batches before the last, if you "
+        "accumulate\n"
+        "  model.register_comm_hook(None, torch.distributed.algorithms.ddp_comm_hooks.\n"
+        "                           default_hooks.bf16_compress_hook)  # half the bytes\n"
+        "A larger batch per GPU shares each step's all-reduce among more samples." +
+        link;
+  }
   f.expected_speedup = time_saved(o.step_s, 0.5 * own, own);
   f.confidence = Confidence::medium;
   return f;

@@ -108,6 +108,7 @@ struct Observations {
   // the exposed time is waiting for the slowest: comm_wait_s, the exposed time beyond the least
   // exposed rank's (set across ranks by share_out_waits; 0 for one process).
   double comm_kernels = 0, comm_s = 0, comm_exposed_s = 0, comm_wait_s = 0;
+  std::map<std::string, double> comm_by_op_s;  // kernel time by collective ("all_gather", ...)
 
   // Each GPU's busy time per step, by CUDA device: more than one when this process drives
   // several GPUs itself (torch.nn.DataParallel, a model split by hand).

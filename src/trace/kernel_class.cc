@@ -169,6 +169,18 @@ const char* math_precision_name(MathPrecision precision) {
   return "unknown";
 }
 
+const char* collective_of(std::string_view raw) {
+  const std::string name = lower(raw);
+  // The longer names first: "reducescatter" and "allreduce" hold "reduce".
+  if (has(name, {"allreduce"})) return "all_reduce";
+  if (has(name, {"reducescatter"})) return "reduce_scatter";
+  if (has(name, {"allgather"})) return "all_gather";
+  if (has(name, {"broadcast"})) return "broadcast";
+  if (has(name, {"sendrecv", "_send", "_recv"})) return "send_recv";
+  if (has(name, {"reduce"})) return "reduce";
+  return "other";
+}
+
 KernelClass classify_kernel(std::string_view raw) {
   const std::string name = lower(without_mangled_literals(raw));
   KernelClass c;

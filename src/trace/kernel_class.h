@@ -36,4 +36,9 @@ struct KernelClass {
 
 KernelClass classify_kernel(std::string_view name);
 
+// The collective a communication kernel runs, from its NCCL name
+// ("ncclDevKernel_AllGather_RING_LL", "ncclKernel_SendRecv"): "all_reduce", "all_gather",
+// "reduce_scatter", "broadcast", "reduce", "send_recv", else "other".
+const char* collective_of(std::string_view name);
+
 }  // namespace gpuscope::trace::detail

@@ -102,10 +102,11 @@ struct TraceSummary {
   // for them; with several ranks this includes waiting for the slowest).
   std::uint64_t communication_kernels = 0;
   double communication_s = 0, communication_exposed_s = 0;
-  std::map<std::string, double> cpu_s_by_role;  // "main", "other", "descendant"
-  std::vector<ThreadUse> threads;               // most CPU first
-  std::vector<int> devices;                     // GPUs with activity
-  std::map<int, double> device_busy_s;          // each GPU's busy time, over the same span
+  std::map<std::string, double> communication_by_op;  // seconds by collective_of()
+  std::map<std::string, double> cpu_s_by_role;        // "main", "other", "descendant"
+  std::vector<ThreadUse> threads;                     // most CPU first
+  std::vector<int> devices;                           // GPUs with activity
+  std::map<int, double> device_busy_s;                // each GPU's busy time, over the same span
 };
 
 struct SummaryOptions {

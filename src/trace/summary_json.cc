@@ -244,7 +244,8 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
   if (s.communication_kernels > 0) {
     json communication = {{"kernels", s.communication_kernels},
                           {"seconds", s.communication_s},
-                          {"exposed_s", s.communication_exposed_s}};
+                          {"exposed_s", s.communication_exposed_s},
+                          {"seconds_by_collective", s.communication_by_op}};
     if (n_steps > 0) {
       communication["seconds_per_step"] = s.communication_s / n_steps;
       communication["exposed_s_per_step"] = s.communication_exposed_s / n_steps;

@@ -602,6 +602,29 @@ TEST(DiagnoseRules, CommunicationUnderFivePercentOfTheStepIsNoFinding) {
   EXPECT_EQ(with_id(rules(o), "exposed_communication"), nullptr);
 }
 
+TEST(DiagnoseRules, TheFixFollowsTheCollectiveThatTakesMostOfTheTime) {
+  Observations o = healthy_step();
+  o.comm_kernels = 40;
+  o.comm_s = 4e-3;
+  o.comm_exposed_s = 2e-3;
+  const auto fix_for = [&](std::map<std::string, double> by_op) {
+    o.comm_by_op_s = std::move(by_op);
+    const std::vector<Finding> found = rules(o);
+    const Finding* f = with_id(found, "exposed_communication");
+    return f ? f->fix : std::string("(no finding)");
+  };
+  EXPECT_NE(fix_for({}).find("no_sync"), std::string::npos) << "all-reduces when unknown";
+  EXPECT_NE(fix_for({{"all_reduce", 3.9e-3}, {"broadcast", 0.1e-3}}).find("no_sync"),
+            std::string::npos);
+  const std::string sharded = fix_for({{"all_gather", 2.5e-3}, {"reduce_scatter", 1.5e-3}});
+  EXPECT_NE(sharded.find("forward_prefetch"), std::string::npos) << sharded;
+  EXPECT_EQ(sharded.find("no_sync"), std::string::npos) << sharded;
+  EXPECT_NE(fix_for({{"broadcast", 3e-3}, {"all_reduce", 1e-3}}).find("broadcast_buffers=False"),
+            std::string::npos);
+  EXPECT_NE(fix_for({{"send_recv", 4e-3}}).find("1F1B"), std::string::npos);
+  EXPECT_NE(fix_for({{"send_recv", 4e-3}}).find("nvidia-smi topo -m"), std::string::npos);
+}
+
 TEST(DiagnoseRules, ASlowerRanksGpuIsNamedAndTheOthersWaitIsNotCommunication) {
   // Rank 1's GPU computes 8 ms a step, rank 0's 7 ms: rank 0 waits 1 ms in its last all-reduce.
   std::vector<Observations> ranks = two_ranks(7, 8);

@@ -151,5 +151,19 @@ TEST(KernelClass, NoKernelOfTheH100FixturesIsCalledInt8OrFp8) {
   }
 }
 
+TEST(KernelClass, TheCollectiveOfANcclKernel) {
+  EXPECT_STREQ(
+      collective_of("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+      "all_reduce");
+  EXPECT_STREQ(collective_of("ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, "
+                             "ncclWork*)"),
+               "all_gather");
+  EXPECT_STREQ(collective_of("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"), "reduce_scatter");
+  EXPECT_STREQ(collective_of("ncclDevKernel_Broadcast_RING_LL"), "broadcast");
+  EXPECT_STREQ(collective_of("ncclDevKernel_SendRecv"), "send_recv");
+  EXPECT_STREQ(collective_of("ncclDevKernel_Reduce_Sum_f32_RING_LL"), "reduce");
+  EXPECT_STREQ(collective_of("ncclDevKernel_Generic"), "other");
+}
+
 }  // namespace
 }  // namespace gpuscope::trace::detail
