@@ -584,7 +584,7 @@ void share_out_waits(std::vector<Observations>& ranks) {
 std::optional<Finding> rank_imbalance(const std::vector<Observations>& ranks) {
   const Observations* slowest = nullptr;
   const Observations* most_waiting = nullptr;
-  std::vector<double> steps, others_compute, others_idle;
+  std::vector<double> steps;
   for (const Observations& o : ranks) {
     if (o.comm_kernels <= 0) continue;
     steps.push_back(o.step_s);
@@ -596,32 +596,33 @@ std::optional<Finding> rank_imbalance(const std::vector<Observations>& ranks) {
   const double step = steps[steps.size() / 2];
   const double wait = most_waiting->comm_wait_s;
   if (!(step > 0) || wait < kCommStepShare * step || wait < kCommMinS) return std::nullopt;
-  double waits = 0;
+  // The other ranks' means: their wait, their GPUs' computing (busy but for the exposed
+  // collectives) and idle time.
+  const auto computing_s = [](const Observations& o) { return o.busy_s - o.comm_exposed_s; };
+  double others = 0, waits = 0, others_compute = 0, others_idle = 0;
   for (const Observations& o : ranks) {
     if (o.comm_kernels <= 0 || &o == slowest) continue;
+    ++others;
     waits += o.comm_wait_s;
-    others_compute.push_back(o.busy_s - o.comm_exposed_s);
-    others_idle.push_back(std::max(0.0, o.step_s - o.busy_s));
+    others_compute += computing_s(o);
+    others_idle += true_idle_s(o);
   }
-  const auto mean = [](const std::vector<double>& v) {
-    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  };
-  const double compute = slowest->busy_s - slowest->comm_exposed_s;
-  const double idle = std::max(0.0, slowest->step_s - slowest->busy_s);
+  waits /= others, others_compute /= others, others_idle /= others;
+  const double compute = computing_s(*slowest);
+  const double idle = true_idle_s(*slowest);
   Finding f = make("rank_imbalance",
                    fmt::format("One rank is slower than the others, which wait for it in every "
                                "all-reduce: {}",
                                slowest->subject),
                    *slowest);
   f.evidence.push_back(ev("step time", step * kMs, "ms"));
-  f.evidence.push_back(ev("the other ranks wait for it per step",
-                          waits / static_cast<double>(steps.size() - 1) * kMs, "ms"));
+  f.evidence.push_back(ev("the other ranks wait for it per step", waits * kMs, "ms"));
   f.evidence.push_back(ev("longest wait (" + most_waiting->subject + ")", wait * kMs, "ms"));
   f.evidence.push_back(ev("its GPU computing per step", compute * kMs, "ms"));
-  f.evidence.push_back(ev("the others' GPUs computing per step", mean(others_compute) * kMs, "ms"));
+  f.evidence.push_back(ev("the others' GPUs computing per step", others_compute * kMs, "ms"));
   f.evidence.push_back(ev("its GPU idle per step", idle * kMs, "ms"));
-  f.evidence.push_back(ev("the others' GPUs idle per step", mean(others_idle) * kMs, "ms"));
-  const bool computes_longer = compute - mean(others_compute) >= idle - mean(others_idle);
+  f.evidence.push_back(ev("the others' GPUs idle per step", others_idle * kMs, "ms"));
+  const bool computes_longer = compute - others_compute >= idle - others_idle;
   f.fix =
       computes_longer
           ? "Its GPU computes longer each step than the others'. A slower or throttled card "

@@ -186,6 +186,7 @@ KernelClass classify_kernel(std::string_view raw) {
   KernelClass c;
   if (has(name, {"nccl"})) {
     c.kind = KernelKind::communication;
+    c.collective = collective_of(raw);
     return c;
   }
   // "convert" (dtype conversions) is no convolution.

@@ -32,6 +32,8 @@ struct KernelClass {
   // True when the name shows tensor-core instructions (HMMA/WGMMA/IMMA, tensorop, xmma, nvjet
   // bf16/fp16/tf32 ...); false for SIMT kernels such as sgemm or fp32 CUDA-core convolutions.
   bool tensor_cores = false;
+  // Communication kernels: the collective they run (collective_of); empty for the rest.
+  std::string_view collective;
 };
 
 KernelClass classify_kernel(std::string_view name);

@@ -337,7 +337,7 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
       if (c.kind == KernelKind::communication) {
         ++s.communication_kernels;
         s.communication_s += seconds;
-        s.communication_by_op[collective_of(t.names[a.name])] += seconds;
+        s.communication_by_op[std::string(c.collective)] += seconds;
       }
       KernelTime& kt =
           kernel_time[{kernel_kind_name(c.kind), math_precision_name(c.precision), c.tensor_cores}];
