@@ -163,6 +163,9 @@ TEST(KernelClass, TheCollectiveOfANcclKernel) {
   EXPECT_STREQ(collective_of("ncclDevKernel_SendRecv"), "send_recv");
   EXPECT_STREQ(collective_of("ncclDevKernel_Reduce_Sum_f32_RING_LL"), "reduce");
   EXPECT_STREQ(collective_of("ncclDevKernel_Generic"), "other");
+  EXPECT_EQ(classify_kernel("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL").collective,
+            "reduce_scatter");
+  EXPECT_TRUE(classify_kernel("ampere_sgemm_128x64_nn").collective.empty());
 }
 
 }  // namespace

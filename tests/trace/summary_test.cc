@@ -184,6 +184,8 @@ TEST(TraceSummary, CollectivesAndTheirTimeWithNothingBesideThem) {
   EXPECT_NEAR(s.communication_exposed_s, 5 * 2e-3, 1e-6);
   const nlohmann::json j = summary_to_json(s, t, {});
   EXPECT_NEAR(j["gpu"]["communication"]["exposed_s_per_step"].get<double>(), 2e-3, 1e-6);
+  EXPECT_NEAR(j["gpu"]["communication"]["seconds_by_collective"]["all_reduce"].get<double>(),
+              5 * 4.5e-3, 1e-9);
   std::ostringstream console;
   print_summary_json(j, console);
   EXPECT_NE(console.str().find("Collectives (NCCL): 22.500 ms in 10 kernels, 10.000 ms"),
