@@ -25,6 +25,11 @@
 #   bash bench/multi_device.sh table [BIN_TGZ] # there, no carry: the scaling table at each GPU
 #       # count of MULTI_GPU_COUNTS (default all visible), ours (CUDA graphs) and torchrun + DDP,
 #       # fp32 all-reduces -> multi_table*_*.jsonl, multi_table.out
+#   bash bench/multi_device.sh ceiling       # there (carry .carry): gpuscope, its injection
+#       # library and gpuscope-torch in one tree, then `gpuscope bench --gpus 1,N
+#       # --no-sync-ceiling` per model of MULTI_MODELS (default "vit_b16:160 gpt2:16"): the scaling
+#       # table with its no-sync twins -> multi_ceiling_*.json, multi_ceiling.out; then
+#       # bench/trace_live_device.sh's sets MULTI_LIVE (e.g. "ddp") with the same gpuscope
 #   bash bench/multi_device.sh comm [BIN_TGZ] # there, no carry: gradient all-reduces in fp32
 #       # and in bf16, like for like (gpuscope-torch built as for ab, or from BIN_TGZ): per model
 #       # ours on 1 GPU, on N GPUs with --grad-comm fp32 and bf16; torchrun + DDP on 1 GPU, on N
@@ -292,6 +297,31 @@ PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
 }
 
+# ceiling: gpuscope bench's own scaling table with the no-sync twins (issue 18), built here.
+ceiling() {
+  local tree="$root/build/device-all" log="$out/multi_ceiling_build.log" start model batch
+  start=$(date +%s)
+  configure_release "$tree" "$log" -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js" &&
+    build_targets "$tree" "$log" gpuscope_cli gpuscope_inject gpuscope_torch || return 1
+  echo "built in $(($(date +%s) - start)) s"
+  for spec in ${MULTI_MODELS:-vit_b16:160 gpt2:16}; do
+    IFS=: read -r model batch <<<"$spec"
+    start=$(date +%s)
+    timeout -k 10 400 "$tree/tools/gpuscope/gpuscope" bench --model "$model" --task train \
+      --mode amp_bf16 --batch "$batch" --gpus "1,$gpus" --no-sync-ceiling --guard off \
+      --warmup 10 --windows 5 --steps 10 --json "$out/multi_ceiling_$model.json" \
+      --torch-bin "$tree/workloads/torch/gpuscope-torch" >>"$out/multi_ceiling.out" 2>&1
+    echo "gpuscope bench --gpus 1,$gpus --no-sync-ceiling ($model) -> exit $? in $(($(date +%s) - start)) s"
+  done
+  cat "$out/multi_ceiling.out"
+  # The live sets' traces stay on the machine: their console and diagnoses come back.
+  for set in ${MULTI_LIVE:-}; do
+    OUT=/tmp/multi_live GPUSCOPE_BIN="$tree/tools/gpuscope/gpuscope" LIVE_CASES="$set" \
+      bash bench/trace_live_device.sh cases
+  done
+  [ -d /tmp/multi_live ] && cp /tmp/multi_live/trace_live.txt /tmp/multi_live/*.json "$out/"
+}
+
 # table: the scaling table at each count of MULTI_GPU_COUNTS (default: all visible GPUs), ours
 # with CUDA graphs (the default) and torchrun + DDP, the 1-GPU runs once per model: one
 # multi_tableN_MODEL.jsonl per count (the 1-GPU lines copied in), tabled by multi_table.py.
@@ -443,6 +473,10 @@ case "${1:-}" in
     if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
     table
     ;;
+  ceiling)
+    facts
+    ceiling
+    ;;
   comm)
     facts
     if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
@@ -458,7 +492,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table | ceiling" >&2
     exit 2
     ;;
 esac

@@ -19,7 +19,8 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 build="$root/build/device-cli"
-bin="$build/tools/gpuscope/gpuscope"
+# GPUSCOPE_BIN: a gpuscope built elsewhere (its injection library in the same build tree).
+bin="${GPUSCOPE_BIN:-$build/tools/gpuscope/gpuscope}"
 export NCCL_NVLS_ENABLE=0
 
 # diagnose --json's top finding, its confidence and the notes, in one line.
