@@ -607,9 +607,11 @@ std::optional<Finding> rank_imbalance(const std::vector<Observations>& ranks) {
     others_compute += computing_s(o);
     others_idle += true_idle_s(o);
   }
-  waits /= others, others_compute /= others, others_idle /= others;
   const double compute = computing_s(*slowest);
   const double idle = true_idle_s(*slowest);
+  // With the work balanced, every rank would compute the ranks' mean.
+  const double excess = compute - (others_compute + compute) / (others + 1);
+  waits /= others, others_compute /= others, others_idle /= others;
   Finding f = make("rank_imbalance",
                    fmt::format("One rank is slower than the others, which wait for it in every "
                                "all-reduce: {}",
@@ -623,6 +625,9 @@ std::optional<Finding> rank_imbalance(const std::vector<Observations>& ranks) {
   f.evidence.push_back(ev("its GPU idle per step", idle * kMs, "ms"));
   f.evidence.push_back(ev("the others' GPUs idle per step", others_idle * kMs, "ms"));
   const bool computes_longer = compute - others_compute >= idle - others_idle;
+  if (computes_longer) {
+    f.evidence.push_back(ev("its GPU computing beyond the ranks' mean", excess * kMs, "ms"));
+  }
   f.fix =
       computes_longer
           ? "Its GPU computes longer each step than the others'. A slower or throttled card "
@@ -635,7 +640,17 @@ std::optional<Finding> rank_imbalance(const std::vector<Observations>& ranks) {
             "rank == 0:`): do it every N steps or in a thread; too few CPU cores for this rank "
             "(DataLoader workers of all ranks together over the cores: keep num_workers x ranks "
             "within them).";
-  f.expected_speedup = time_saved(step, 0.5 * wait, wait);
+  // The wait is measured under tracing, which slows every rank's host: a host-paced rank then
+  // hides part of the slowest GPU's extra work. Balanced work saves up to that extra work.
+  const double saved_high = computes_longer ? std::max(wait, excess) : wait;
+  if (computes_longer && excess > wait) {
+    f.fix += fmt::format(
+        " Its GPU computes {:.1f} ms a step beyond the ranks' mean, more than the {:.1f} ms the "
+        "others were seen waiting: tracing slows every host, which hides part of it, and "
+        "balanced work saves up to that.",
+        excess * kMs, wait * kMs);
+  }
+  f.expected_speedup = time_saved(step, 0.5 * wait, saved_high);
   f.confidence = Confidence::medium;
   return f;
 }

@@ -140,6 +140,14 @@ void print_scaling_table(const std::vector<ScalingRow>& table, std::ostream& out
     t.add_row(std::move(cells));
   }
   t.print(out);
+  // gpuscope-torch times the all-reduces of eager steps only: a captured step replays as one.
+  const bool unmeasured = std::any_of(table.begin(), table.end(), [](const ScalingRow& s) {
+    return s.gpus > 1 && !s.skipped && !s.collective_seconds;
+  });
+  if (unmeasured) {
+    out << "  all-reduce/step, exposed/step, overlapped: '-' where the step ran as a CUDA graph, "
+           "which is timed whole (--knob graphs=off adds eager rows that time them)\n";
+  }
   if (ceilings) {
     out << "  no-sync ceiling = GPUs x the slowest GPU's samples/s while every GPU trains alone "
            "(--grad-sync off);\n"

@@ -648,6 +648,29 @@ TEST(DiagnoseRules, ASlowerRanksGpuIsNamedAndTheOthersWaitIsNotCommunication) {
   }
 }
 
+// As in a live torchrun job with sequence lengths sorted across the ranks (2×H200, session 15):
+// tracing slowed the faster rank's host until its GPU idled, so the others were seen waiting
+// less than the slowest GPU's extra work.
+TEST(DiagnoseRules, AWaitHiddenByAHostPacedRankStillCountsTheSlowestGpusExtraWork) {
+  // Rank 1's GPU computes 9 ms a step; rank 0's 5 ms, idles 3 ms and waits 1 ms.
+  std::vector<Observations> ranks = two_ranks(5, 9);
+  ranks[0].comm_exposed_s = 2e-3;
+  ranks[0].comm_s = 4e-3;
+  ranks[0].busy_s = 7e-3;
+  share_out_waits(ranks);
+  EXPECT_NEAR(ranks[0].comm_wait_s, 1e-3, 1e-12);
+  const auto imbalance = rank_imbalance(ranks);
+  ASSERT_TRUE(imbalance);
+  EXPECT_EQ(imbalance->subjects, std::vector<std::string>{"rank pid 101 (GPU 1)"});
+  EXPECT_NE(imbalance->fix.find("computes longer"), std::string::npos) << imbalance->fix;
+  EXPECT_NE(imbalance->fix.find("2.0 ms a step beyond the ranks' mean"), std::string::npos)
+      << imbalance->fix;
+  ASSERT_TRUE(imbalance->expected_speedup);
+  // Balanced, each GPU computes 7 ms: 2 ms of the 10 ms step saved at most, half the wait at least.
+  EXPECT_NEAR(imbalance->expected_speedup->high, 10.0 / 8.0, 1e-9);
+  EXPECT_NEAR(imbalance->expected_speedup->low, 10.0 / 9.5, 1e-9);
+}
+
 TEST(DiagnoseRules, ARankWhoseHostDoesMoreIsToldSo) {
   // Both GPUs compute 7 ms, but rank 1's starts 1.5 ms late each step (its host logs): its GPU
   // idles longer and the other waits.

@@ -124,6 +124,19 @@ TEST(ScalingTable, PrintsEfficiencyAndOverlap) {
   EXPECT_NE(out.str().find("10.00 ms"), std::string::npos) << out.str();
 }
 
+TEST(ScalingTable, SaysWhyAStepRunAsAGraphHasNoAllReduceFigures) {
+  Row captured = row("vit_b16", 2, 5800.0);
+  captured.collective_seconds_per_step.reset();
+  captured.exposed_seconds_per_step.reset();
+  captured.overlap_fraction.reset();
+  std::ostringstream out;
+  print_scaling_table(scaling_table({row("vit_b16", 1, 3050.0), captured}), out);
+  EXPECT_NE(out.str().find("ran as a CUDA graph"), std::string::npos) << out.str();
+  std::ostringstream eager;
+  print_scaling_table(scaling_table({row("vit_b16", 1, 3050.0), row("vit_b16", 2, 5800.0)}), eager);
+  EXPECT_EQ(eager.str().find("CUDA graph"), std::string::npos) << eager.str();
+}
+
 TEST(ScalingTable, GpuCounts) {
   EXPECT_EQ(*parse_gpu_counts("1,2,4"), (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(*parse_gpu_counts("2,1"), (std::vector<int>{1, 2}));
