@@ -640,14 +640,15 @@ std::optional<Finding> rank_imbalance(const std::vector<Observations>& ranks) {
             "rank == 0:`): do it every N steps or in a thread; too few CPU cores for this rank "
             "(DataLoader workers of all ranks together over the cores: keep num_workers x ranks "
             "within them).";
-  // The wait is measured under tracing, which slows every rank's host: a host-paced rank then
-  // hides part of the slowest GPU's extra work. Balanced work saves up to that extra work.
+  // A rank whose host sets its pace (more so under tracing, which slows every host) arrives late
+  // at the collectives too: part of the slowest GPU's extra work is then hidden from the wait.
+  // Balanced work saves up to that extra work.
   const double saved_high = computes_longer ? std::max(wait, excess) : wait;
   if (computes_longer && excess > wait) {
     f.fix += fmt::format(
         " Its GPU computes {:.1f} ms a step beyond the ranks' mean, more than the {:.1f} ms the "
-        "others were seen waiting: tracing slows every host, which hides part of it, and "
-        "balanced work saves up to that.",
+        "others were seen waiting: where a host sets a rank's pace (more so under tracing, "
+        "which slows every host), part of it is hidden; balanced work saves up to that.",
         excess * kMs, wait * kMs);
   }
   f.expected_speedup = time_saved(step, 0.5 * wait, saved_high);
