@@ -30,6 +30,9 @@
 #       # --no-sync-ceiling` per model of MULTI_MODELS (default "vit_b16:160 gpt2:16"): the scaling
 #       # table with its no-sync twins -> multi_ceiling_*.json, multi_ceiling.out; then
 #       # bench/trace_live_device.sh's sets MULTI_LIVE (e.g. "ddp") with the same gpuscope
+#   bash bench/multi_device.sh fault         # there, no carry: a rank that dies under NCCL
+#       # (GPUSCOPE_TORCH_FAULT kills rank 1 at step 15; eager and with CUDA graphs) and more
+#       # ranks than GPUs: how long the job takes to end and what it reports -> multi_fault.out
 #   bash bench/multi_device.sh comm [BIN_TGZ] # there, no carry: gradient all-reduces in fp32
 #       # and in bf16, like for like (gpuscope-torch built as for ab, or from BIN_TGZ): per model
 #       # ours on 1 GPU, on N GPUs with --grad-comm fp32 and bf16; torchrun + DDP on 1 GPU, on N
@@ -322,6 +325,24 @@ ceiling() {
   [ -d /tmp/multi_live ] && cp /tmp/multi_live/trace_live.txt /tmp/multi_live/*.json "$out/"
 }
 
+# fault: the launcher's answer to a rank that ends early, on NCCL (gpuscope-torch built as for ab).
+fault() {
+  local args=(--model gpt2 --mode amp_bf16 --batch 8 --warmup 5 --windows 2 --steps 10) start
+  run_fault() {
+    local label="$1"
+    shift
+    start=$(date +%s)
+    timeout -k 10 400 "$@" >"$out/multi_fault_$label.jsonl" 2>"$out/multi_fault_$label.err"
+    echo "$label: exit $? in $(($(date +%s) - start)) s"
+    grep -h '"type":"error"\|"type":"done"' "$out/multi_fault_$label.jsonl" | cut -c1-300
+  }
+  {
+    run_fault eager env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus" --graphs off
+    run_fault graphs env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus"
+    run_fault more-ranks-than-gpus "$bin" "${args[@]}" --world-size $((gpus + 2))
+  } 2>&1 | tee "$out/multi_fault.out"
+}
+
 # table: the scaling table at each count of MULTI_GPU_COUNTS (default: all visible GPUs), ours
 # with CUDA graphs (the default) and torchrun + DDP, the 1-GPU runs once per model: one
 # multi_tableN_MODEL.jsonl per count (the 1-GPU lines copied in), tabled by multi_table.py.
@@ -477,6 +498,11 @@ case "${1:-}" in
     facts
     ceiling
     ;;
+  fault)
+    facts
+    build_torch || exit 1
+    fault
+    ;;
   comm)
     facts
     if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
@@ -492,7 +518,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table | ceiling" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table | ceiling | fault" >&2
     exit 2
     ;;
 esac

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
-
 #include <map>
+#include <string>
+#include <vector>
 
 #include "distributed/launcher.h"
 
@@ -90,6 +92,9 @@ TEST(Launcher, RankFieldGoesAfterTheVersion) {
   EXPECT_EQ(with_rank(R"({"v":1,"type":"start"})", 2), R"({"v":1,"rank":2,"type":"start"})");
   EXPECT_EQ(with_rank(R"({"type":"x"})", 0), R"({"rank":0,"type":"x"})");
   EXPECT_EQ(with_rank("not json", 1), "not json");
+  // A rank's own lines carry their rank already: not a second time.
+  EXPECT_EQ(with_rank(R"({"v":1,"rank":3,"type":"skipped"})", 3),
+            R"({"v":1,"rank":3,"type":"skipped"})");
 }
 
 TEST(Launcher, FreePortIsUsable) {
@@ -118,6 +123,59 @@ TEST(Launcher, FreePortIsBelowTheEphemeralRange) {
   const int any = free_port(full);
   EXPECT_GT(any, 0);
   EXPECT_LE(any, 65535);
+}
+
+// A rank killed while the other waits for it in a collective that does not fail (NCCL spins
+// until its timeout, 300 s by default): the other is stopped after the grace, as torchrun stops
+// its other workers, and both ends are reported.
+TEST(Launcher, ARankThatDiesStopsTheOthersAfterTheGrace) {
+  LaunchPlan plan;  // the grace gpuscope-torch's own launcher uses
+  plan.program = "/bin/sh";
+  plan.args = {"-c", "if [ \"$RANK\" = 1 ]; then kill -9 $$; fi; exec sleep 120"};
+  plan.world_size = 2;
+  std::vector<std::string> lines;
+  const auto start = std::chrono::steady_clock::now();
+  const int exit_code = launch_ranks(plan, [&](const std::string& line) { lines.push_back(line); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(exit_code, 0);
+  EXPECT_GE(seconds, static_cast<double>(plan.grace.count()) - 0.5) << "no time to report";
+  EXPECT_LT(seconds, 20.0) << "rank 0 was left waiting";
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  EXPECT_NE(all.find("\"rank\":1,\"type\":\"error\",\"code\":\"rank_failed\""), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("signal 9"), std::string::npos) << all;
+  EXPECT_NE(all.find("rank 0 (pid"), std::string::npos) << all;
+  EXPECT_NE(all.find("was stopped (signal 15) after rank 1 had ended"), std::string::npos) << all;
+}
+
+// More ranks than GPUs: rank 1 finds no device and is skipped (exit 3), as it does on a machine
+// with fewer GPUs than --world-size (2xH200, session 15: ranks 0 and 1 waited in the rendezvous
+// for more than 400 s). The others are stopped; the job is skipped, with the rank's reason.
+TEST(Launcher, ARankSkippedForWantOfAGpuStopsTheOthers) {
+  LaunchPlan plan;
+  plan.program = "/bin/sh";
+  plan.args = {"-c",
+               "if [ \"$RANK\" = 1 ]; then echo '{\"v\":1,\"rank\":1,\"type\":\"skipped\","
+               "\"code\":\"no_device\",\"reason\":\"there is no CUDA device 1 (1 visible)\"}'; "
+               "exit " +
+                   std::to_string(kTorchExitSkipped) + "; fi; exec sleep 120"};
+  plan.world_size = 2;
+  plan.grace = std::chrono::seconds(1);
+  std::vector<std::string> lines;
+  const auto start = std::chrono::steady_clock::now();
+  const int exit_code = launch_ranks(plan, [&](const std::string& line) { lines.push_back(line); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(exit_code, kTorchExitSkipped);
+  EXPECT_LT(seconds, 15.0) << "rank 0 was left waiting for rank 1";
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  EXPECT_NE(all.find(R"({"v":1,"rank":1,"type":"skipped","code":"no_device")"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("rank 0 (pid"), std::string::npos) << all;
+  EXPECT_NE(all.find("was stopped (signal 15) after rank 1 had ended"), std::string::npos) << all;
 }
 
 }  // namespace

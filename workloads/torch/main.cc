@@ -87,7 +87,6 @@ int run(int argc, char** argv) {
     plan.program = "/proc/self/exe";
     plan.args.assign(argv + 1, argv + argc);
     plan.world_size = static_cast<int>(*config.world_size);
-    plan.grace = std::chrono::seconds(config.dist_timeout_s + 30);
     std::signal(SIGPIPE, SIG_IGN);
     const int exit_code = launch_ranks(plan, print_line);
     print_line(done_line(exit_code));

@@ -84,6 +84,8 @@ std::string with_rank(const std::string& line, int rank) {
   if (line.empty() || line.front() != '{') return line;
   const std::string field = "\"rank\":" + std::to_string(rank);
   const std::string version = "{\"v\":" + std::to_string(kProtocolVersion);
+  // A rank's own lines carry their rank already.
+  if (line.starts_with(version + ",\"rank\":") || line.starts_with("{\"rank\":")) return line;
   if (line.starts_with(version + ",")) {
     return version + "," + field + line.substr(version.size());
   }
@@ -181,7 +183,10 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
   };
 
   int exit_code = kTorchExitOk;
+  // The first rank to end without success (a failure, or skipped: no device for it), and when:
+  // the others cannot go on without it.
   std::optional<Clock::time_point> first_failure;
+  int first_ended = -1;
   bool terminated = false, killed = false;
   for (;;) {
     std::vector<pollfd> fds;
@@ -207,16 +212,25 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
         if (waitpid(p.pid, &status, WNOHANG) == p.pid) {
           p.status = status;
           if (failed(status)) {
-            emit(with_rank(
-                JsonObject()
-                    .add("v", kProtocolVersion)
-                    .add("type", "error")
-                    .add("code", "rank_failed")
-                    .add("message", "rank " + std::to_string(p.rank) + " (pid " +
-                                        std::to_string(p.pid) + ") " + describe_end(status))
-                    .str(),
-                p.rank));
-            if (!first_failure) first_failure = Clock::now();
+            // A rank this launcher stopped did not fail by itself: say which one it waited for.
+            const bool stopped = terminated && WIFSIGNALED(status) &&
+                                 (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL);
+            const std::string end =
+                stopped ? "was stopped (signal " + std::to_string(WTERMSIG(status)) +
+                              ") after rank " + std::to_string(first_ended) + " had ended"
+                        : describe_end(status);
+            emit(with_rank(JsonObject()
+                               .add("v", kProtocolVersion)
+                               .add("type", "error")
+                               .add("code", "rank_failed")
+                               .add("message", "rank " + std::to_string(p.rank) + " (pid " +
+                                                   std::to_string(p.pid) + ") " + end)
+                               .str(),
+                           p.rank));
+          }
+          if (status != 0 && !first_failure) {
+            first_failure = Clock::now();
+            first_ended = p.rank;
           }
           if (exit_code == kTorchExitOk && status != 0) {
             exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kTorchExitFailed;

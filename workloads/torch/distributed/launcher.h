@@ -6,9 +6,10 @@
 // What the parent's stdout carries: rank 0's lines as they come (its `result` is the summary of
 // every rank, see data_parallel.h), the other ranks' `error` and `skipped` lines, and one `done`
 // line of its own at the end. A rank that ends with a failure (non-zero exit other than
-// "skipped", or a signal) is an `error` line with code `rank_failed`; the others are then given
-// `grace` to end by themselves (their collectives fail or time out), after which they get SIGTERM
-// and, 5 s later, SIGKILL.
+// "skipped", or a signal) is an `error` line with code `rank_failed`. Once a rank has ended
+// without success (failed, or skipped: e.g. no GPU for it), the others, which cannot go on
+// without it, are given `grace` to end by themselves, after which they get SIGTERM and, 5 s
+// later, SIGKILL (as torchrun stops the other workers when one fails).
 #pragma once
 
 #include <chrono>
@@ -25,7 +26,10 @@ struct LaunchPlan {
   std::string program;            // the executable to start (normally /proc/self/exe)
   std::vector<std::string> args;  // its arguments (argv[1..]), the same for every rank
   int world_size = 2;
-  std::chrono::seconds grace{60};  // after a rank fails, how long the others may take to end
+  // After a rank fails, how long the others may take to end by themselves before SIGTERM: time
+  // to print their own error where their collectives fail at once (Gloo), short against one that
+  // waits for the dead rank until its timeout (NCCL).
+  std::chrono::seconds grace{10};
 };
 
 // Starts the ranks, relays their lines to `emit` (rank 0's whole, the others' errors), waits for
