@@ -15,7 +15,9 @@
 #                                        build/device-NAME, packed by pack_bin
 #   build_cli_and_inject DIR LOG         gpuscope and libgpuscope_inject.so (RelWithDebInfo, no
 #                                        gpuscope-torch) into DIR
-# The three build helpers print the log's errors (or its tail) and return 1 on failure.
+#   build_torch_standalone DIR LOG       gpuscope-torch alone (workloads/torch, the machine's
+#                                        torch) into DIR
+# The build helpers print the log's errors (or its tail) and return 1 on failure.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
 out="${OUT:-$root/out}"
@@ -65,6 +67,17 @@ build_cli_and_torch() {
   build_targets "$build" "$log" gpuscope_cli gpuscope_torch || return 1
   pack_bin "$build/tools/gpuscope/gpuscope" "$build/workloads/torch/gpuscope-torch"
   echo "built in $(($(date +%s) - start)) s: $(du -sh "$out/bin.tar.gz" | cut -f1)"
+}
+
+# build_torch_standalone DIR LOG: gpuscope-torch alone from workloads/torch (the machine's torch
+# and CUDA toolkit only; no carried libraries) into DIR/gpuscope-torch.
+build_torch_standalone() {
+  cmake -S workloads/torch -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUSCOPE_BUILD_TESTS=OFF >"$2" 2>&1 || {
+    tail -40 "$2"
+    return 1
+  }
+  build_targets "$1" "$2" gpuscope_torch
 }
 
 build_cli_and_inject() {

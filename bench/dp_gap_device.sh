@@ -22,10 +22,7 @@ batch="${DP_GAP_BATCH:-160}"
 start=$(date +%s)
 build_cli_and_inject "$build" "$out/cli_build.log" &
 cli_pid=$!
-cmake -S workloads/torch -B "$torch_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUSCOPE_BUILD_TESTS=OFF >"$out/torch_build.log" 2>&1 &&
-  cmake --build "$torch_build" --target gpuscope_torch -j "$(nproc)" >>"$out/torch_build.log" 2>&1 ||
-  { tail -30 "$out/torch_build.log"; exit 1; }
+build_torch_standalone "$torch_build" "$out/torch_build.log" || exit 1
 wait "$cli_pid" || exit 1
 echo "built in $(($(date +%s) - start)) s" | tee "$out/dp_gap.txt"
 

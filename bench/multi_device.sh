@@ -191,16 +191,8 @@ scaling() {
 build_torch() {
   local start
   start=$(date +%s)
-  cmake -S workloads/torch -B "$root/build/torch-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUSCOPE_BUILD_TESTS=OFF >"$out/multi_build.log" 2>&1 || {
-    tail -40 "$out/multi_build.log"
-    return 1
-  }
+  build_torch_standalone "$root/build/torch-ab" "$out/multi_build.log" || return 1
   grep -E "data parallel" "$out/multi_build.log"
-  cmake --build "$root/build/torch-ab" --target gpuscope_torch -j "$(nproc)" >>"$out/multi_build.log" 2>&1 || {
-    grep -E "error|Error" "$out/multi_build.log" | head -40
-    return 1
-  }
   mkdir -p "$root/bin"
   cp "$root/build/torch-ab/gpuscope-torch" "$bin"
   echo "gpuscope-torch built in $(($(date +%s) - start)) s"

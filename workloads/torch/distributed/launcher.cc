@@ -219,14 +219,14 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
                 stopped ? "was stopped (signal " + std::to_string(WTERMSIG(status)) +
                               ") after rank " + std::to_string(first_ended) + " had ended"
                         : describe_end(status);
-            emit(with_rank(JsonObject()
-                               .add("v", kProtocolVersion)
-                               .add("type", "error")
-                               .add("code", "rank_failed")
-                               .add("message", "rank " + std::to_string(p.rank) + " (pid " +
-                                                   std::to_string(p.pid) + ") " + end)
-                               .str(),
-                           p.rank));
+            emit(JsonObject()
+                     .add("v", kProtocolVersion)
+                     .add("rank", p.rank)
+                     .add("type", "error")
+                     .add("code", "rank_failed")
+                     .add("message", "rank " + std::to_string(p.rank) + " (pid " +
+                                         std::to_string(p.pid) + ") " + end)
+                     .str());
           }
           if (status != 0 && !first_failure) {
             first_failure = Clock::now();
