@@ -30,8 +30,11 @@
 #       # --no-sync-ceiling` per model of MULTI_MODELS (default "vit_b16:160 gpt2:16"): the scaling
 #       # table with its no-sync twins -> multi_ceiling_*.json, multi_ceiling.out; then
 #       # bench/trace_live_device.sh's sets MULTI_LIVE (e.g. "ddp") with the same gpuscope
-#   bash bench/multi_device.sh fault         # there, no carry: a rank that dies under NCCL
-#       # (GPUSCOPE_TORCH_FAULT kills rank 1 at step 15; eager and with CUDA graphs) and more
+#   bash bench/multi_device.sh ce [BIN_TGZ]  # there, no carry: the copy-engine all-reduce
+#       # against NCCL's: the same guard losses, then ab's rows (see ce() below)
+#   bash bench/multi_device.sh fault [BIN_TGZ] # there, no carry: a rank that dies under NCCL
+#       # (GPUSCOPE_TORCH_FAULT kills rank 1 at step 15; eager, with CUDA graphs, and with the
+#       # copy-engine all-reduce) and more
 #       # ranks than GPUs: how long the job takes to end and what it reports -> multi_fault.out
 #   bash bench/multi_device.sh comm [BIN_TGZ] # there, no carry: gradient all-reduces in fp32
 #       # and in bf16, like for like (gpuscope-torch built as for ab, or from BIN_TGZ): per model
@@ -331,8 +334,44 @@ fault() {
   {
     run_fault eager env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus" --graphs off
     run_fault graphs env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus"
+    # The copy-engine all-reduce has no collective timeout: the launcher's grace ends the others.
+    run_fault copy-engine env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus" \
+      --all-reduce copy-engine
     run_fault more-ranks-than-gpus "$bin" "${args[@]}" --world-size $((gpus + 2))
   } 2>&1 | tee "$out/multi_fault.out"
+}
+
+# ce: the copy-engine all-reduce (--all-reduce copy-engine) against NCCL's. First that it
+# averages: ViT-B/16's guard (the same 30 steps, every loss kept) through NCCL eager, through
+# the copy engines eager, with CUDA graphs, with bf16 communication, and without any sync (the
+# distance a wrong average would show) -> multi_ce_guard.out; then ab's rows for MULTI_MODELS
+# with MULTI_AB_EXTRA set to the copy-engine rows (with graphs, eager, and NCCL eager for the
+# eager comparison). Leaves bin.tar.gz (bin/gpuscope-torch) in $OUT for later calls.
+ce() {
+  local g=(--model vit_b16 --mode amp_bf16 --batch 32 --task guard --guard-steps 30
+    --world-size "$gpus" --dist-timeout 120 --quiet) run
+  for run in "nccl --graphs off" "copy-engine --graphs off" "copy-engine --graphs on" \
+    "copy-engine --graphs on --grad-comm bf16" "nccl --graphs off --grad-sync off"; do
+    # shellcheck disable=SC2086 # several words
+    ours "ce_guard_${run// /_}" "${g[@]}" --all-reduce $run
+  done
+  python3 - "$out"/multi_ce_guard_*.jsonl <<'PY' | tee "$out/multi_ce_guard.out"
+import json, os, sys
+runs = {}
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("type") == "result" and r.get("rank", 0) == 0:
+            runs[os.path.basename(path)[15:-6]] = r["loss"]["values"]
+ref = runs.get("nccl_--graphs_off")
+for name, losses in sorted(runs.items()):
+    worst = max(abs(a - b) / abs(b) for a, b in zip(losses, ref)) if ref else float("nan")
+    print(f"{name:45} steps {len(losses):3}  first {losses[0]:.5f}  last {losses[-1]:.5f}"
+          f"  max |rel. diff| vs NCCL eager {worst:.2e}")
+PY
+  MULTI_AB_GRAPHS_ONLY=1 \
+    MULTI_AB_EXTRA="--all-reduce copy-engine;--all-reduce copy-engine --graphs off;--graphs off" ab
+  tar -czf "$out/bin.tar.gz" -C "$root" bin/gpuscope-torch
 }
 
 # table: the scaling table at each count of MULTI_GPU_COUNTS (default: all visible GPUs), ours
@@ -492,8 +531,13 @@ case "${1:-}" in
     ;;
   fault)
     facts
-    build_torch || exit 1
+    if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
     fault
+    ;;
+  ce)
+    facts
+    if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
+    ce
     ;;
   comm)
     facts
@@ -510,7 +554,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table | ceiling | fault" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table | ceiling | fault | ce" >&2
     exit 2
     ;;
 esac

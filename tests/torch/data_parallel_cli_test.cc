@@ -257,6 +257,22 @@ TEST(TorchDataParallel, LaunchVariablesAsTorchrunSetsThem) {
   EXPECT_EQ(of_type(r0, "start").front()["launcher"], "env");
 }
 
+TEST(TorchDataParallel, CopyEngineAllReduceOnTheCpuIsAUsageError) {
+  // Refused before any rank starts: no rank would have a GPU to map.
+  for (const char* world : {"", "--world-size 2 --dist-timeout 20 "}) {
+    const Ran ran = run("", std::string("--device cpu --model gpt2 --seq-len 8 --batch 1 ") +
+                                world + "--all-reduce copy-engine");
+    EXPECT_EQ(ran.exit_code, 2) << world;
+    ASSERT_EQ(ran.lines.size(), 2u) << world;
+    EXPECT_EQ(ran.lines.front()["type"], "error");
+    EXPECT_EQ(ran.lines.back()["type"], "done");
+    EXPECT_NE(ran.lines.front()["message"].get<std::string>().find(
+                  "--all-reduce copy-engine needs CUDA devices"),
+              std::string::npos)
+        << ran.lines.front().dump();
+  }
+}
+
 TEST(TorchDataParallel, WorldSizeMustAgreeWithTheLauncher) {
   const Ran ran = run("RANK=0 WORLD_SIZE=2", "--device cpu --world-size 3");
   EXPECT_EQ(ran.exit_code, 2);

@@ -27,6 +27,7 @@ TEST(Options, Defaults) {
   EXPECT_EQ(c.cuda_graphs, Toggle::automatic);
   EXPECT_TRUE(c.bucket_views);
   EXPECT_EQ(c.grad_comm, GradComm::fp32);
+  EXPECT_EQ(c.all_reduce, AllReduce::nccl);
   EXPECT_TRUE(c.bucket_step);
   EXPECT_TRUE(c.grad_sync);
 }
@@ -34,7 +35,7 @@ TEST(Options, Defaults) {
 TEST(Options, DataParallel) {
   const auto parsed = parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
                              "--dist-timeout", "30", "--grad-comm", "bf16", "--bucket-step", "off",
-                             "--grad-sync", "off"});
+                             "--grad-sync", "off", "--all-reduce", "copy-engine"});
   ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
   const RunConfig& c = std::get<CommandLine>(parsed).config;
   EXPECT_EQ(c.world_size, 2);
@@ -44,7 +45,9 @@ TEST(Options, DataParallel) {
   EXPECT_EQ(c.grad_comm, GradComm::bf16);
   EXPECT_FALSE(c.bucket_step);
   EXPECT_FALSE(c.grad_sync);
+  EXPECT_EQ(c.all_reduce, AllReduce::copy_engine);
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--bucket-views", "maybe"})));
+  EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--all-reduce", "ce"})));
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--grad-sync", "sometimes"})));
 }
 
@@ -209,6 +212,10 @@ TEST(Options, EnumNamesParseBack) {
   }
   EXPECT_EQ(grad_comm_name(GradComm::bf16), "bf16");
   EXPECT_FALSE(parse_grad_comm("fp16").has_value());
+  for (const AllReduce a : {AllReduce::nccl, AllReduce::copy_engine}) {
+    EXPECT_EQ(parse_all_reduce(all_reduce_name(a)), a) << all_reduce_name(a);
+  }
+  EXPECT_EQ(all_reduce_name(AllReduce::copy_engine), "copy-engine");
   EXPECT_FALSE(parse_task("").has_value());
   EXPECT_FALSE(parse_toggle("yes").has_value());
 }

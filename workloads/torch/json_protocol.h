@@ -68,6 +68,7 @@ struct DataParallelRecord {
   int64_t bucket_cap_bytes = 0;
   bool bucket_views = true;            // gradients are views of their buckets (--bucket-views)
   std::string grad_comm = "fp32";      // the all-reduces' dtype (--grad-comm): fp32 or bf16
+  std::string all_reduce = "nccl";     // what ran them (--all-reduce): nccl or copy-engine
   bool bucket_step = false;            // AdamW stepped each bucket as it was averaged
   bool grad_sync = true;               // false: --grad-sync off, no gradient was averaged
   int64_t global_batch = 0;            // batch x world size

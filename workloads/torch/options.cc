@@ -252,6 +252,11 @@ const std::vector<OptionSpec>& option_table() {
        "as DDP's bf16_compress_hook (cast, divided by the world size, summed, cast back; half "
        "the bytes, bf16 rounding)",
        parsed(at(&RunConfig::grad_comm), parse_grad_comm, "expects fp32 or bf16, got")},
+      {"--all-reduce", "nccl|copy-engine",
+       "data parallel: gradients all-reduced by NCCL (default) or by the GPUs' copy engines "
+       "between peer-mapped buffers, every rank on one host with peer access (a rank waiting for "
+       "the others holds no SMs; CUDA only)",
+       parsed(at(&RunConfig::all_reduce), parse_all_reduce, "expects nccl or copy-engine, got")},
       {"--bucket-step", "on|off",
        "data parallel: AdamW updates each bucket's parameters as soon as its all-reduce ends, "
        "while later buckets' still run (on, default; the update of PyTorch's optimizer-in-"
@@ -317,6 +322,11 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
     if (auto error = spec->set(out.config, value)) {
       return UsageError{std::string(arg) + " " + *error};
     }
+  }
+  if (out.config.all_reduce == AllReduce::copy_engine && out.config.device.starts_with("cpu")) {
+    return UsageError{
+        "--all-reduce copy-engine needs CUDA devices (on the CPU, Gloo all-reduces the gradients: "
+        "leave --all-reduce out)"};
   }
   return out;
 }

@@ -37,6 +37,11 @@ constexpr gpuscope::detail::EnumName<GradComm> kGradCommNames[] = {
     {GradComm::bf16, "bf16"},
 };
 
+constexpr gpuscope::detail::EnumName<AllReduce> kAllReduceNames[] = {
+    {AllReduce::nccl, "nccl"},
+    {AllReduce::copy_engine, "copy-engine"},
+};
+
 bool decide(Toggle toggle, bool automatic) {
   return toggle == Toggle::automatic ? automatic : toggle == Toggle::on;
 }
@@ -81,6 +86,14 @@ std::string_view grad_comm_name(GradComm comm) {
 
 std::optional<GradComm> parse_grad_comm(std::string_view name) {
   return gpuscope::detail::value_named(kGradCommNames, name);
+}
+
+std::string_view all_reduce_name(AllReduce all_reduce) {
+  return gpuscope::detail::name_in(kAllReduceNames, all_reduce, kAllReduceNames[0].name);
+}
+
+std::optional<AllReduce> parse_all_reduce(std::string_view name) {
+  return gpuscope::detail::value_named(kAllReduceNames, name);
 }
 
 ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda) {

@@ -324,6 +324,10 @@ int Run::execute() {
     notes.push_back("--grad-comm " + std::string(grad_comm_name(config_.grad_comm)) +
                     " has no effect at world size 1: no gradients are all-reduced");
   }
+  if (!distributed && config_.all_reduce != AllReduce::nccl) {
+    notes.push_back("--all-reduce " + std::string(all_reduce_name(config_.all_reduce)) +
+                    " has no effect at world size 1: no gradients are all-reduced");
+  }
 
   StartRecord start;
   start.config = &config_;
@@ -613,9 +617,10 @@ void print_data_parallel_summary(const RunResult& r) {
                  r.data_parallel->world_size, r.data_parallel->backend.c_str());
     return;
   }
-  std::fprintf(stderr, "; data parallel x%d (%s), gradients all-reduced in %s",
+  const bool copy_engine = r.data_parallel->all_reduce == "copy-engine";
+  std::fprintf(stderr, "; data parallel x%d (%s), gradients all-reduced in %s%s",
                r.data_parallel->world_size, r.data_parallel->backend.c_str(),
-               r.data_parallel->grad_comm.c_str());
+               r.data_parallel->grad_comm.c_str(), copy_engine ? " by the copy engines" : "");
 }
 
 void Run::print_summary(const RunResult& r) const {

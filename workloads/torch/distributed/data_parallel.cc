@@ -27,9 +27,9 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
   if (!config.grad_sync) return;
   std::optional<at::ScalarType> communication_dtype;
   if (config.grad_comm == GradComm::bf16) communication_dtype = at::kBFloat16;
-  buckets_ =
-      std::make_unique<GradientBuckets>(model.parameters(), *group_, config.bucket_cap_mb << 20,
-                                        config.bucket_views, communication_dtype);
+  buckets_ = std::make_unique<GradientBuckets>(
+      model.parameters(), *group_, config.bucket_cap_mb << 20, config.bucket_views,
+      communication_dtype, config.all_reduce == AllReduce::copy_engine);
 }
 
 DataParallel::~DataParallel() = default;
@@ -65,6 +65,7 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
   record.bucket_views = config_.bucket_views;
   record.grad_comm = std::string(grad_comm_name(config_.grad_comm));
+  record.all_reduce = std::string(all_reduce_name(config_.all_reduce));
   record.bucket_step = bucket_step_;
   record.global_batch = result.batch * world_size();
   record.rank_samples_per_second = result.samples_per_second;

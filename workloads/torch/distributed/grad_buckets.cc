@@ -8,6 +8,8 @@
 #include <deque>
 #include <unordered_set>
 
+#include "distributed/peer_all_reduce.h"
+
 namespace gpuscope::workloads {
 namespace {
 
@@ -57,6 +59,8 @@ at::Tensor view_in(const at::Tensor& buffer, const at::Tensor& param, int64_t of
 
 struct GradientBuckets::Impl {
   ProcessGroup* group = nullptr;
+  // --all-reduce copy-engine: the buckets' all-reduces, in place of the group's backend.
+  std::unique_ptr<PeerAllReduce> peer;
   std::vector<Slot> slots;
   std::vector<Bucket> buckets;
   size_t next_launch = 0;  // buckets launch in index order
@@ -132,14 +136,19 @@ struct GradientBuckets::Impl {
       // divided by the world size, summed (all_reduce_average: Gloo divides first; NCCL's
       // average scales the inputs inside the collective).
       at::Tensor& reduced = bucket.communication.defined() ? bucket.communication : bucket.buffer;
-      bucket.reduce.emplace(group->all_reduce_average(reduced));
+      if (peer) {
+        peer->launch_average(next_launch - 1);
+      } else {
+        bucket.reduce.emplace(group->all_reduce_average(reduced));
+      }
     }
   }
 };
 
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
                                  int64_t bucket_cap_bytes, bool gradients_as_views,
-                                 std::optional<at::ScalarType> communication_dtype)
+                                 std::optional<at::ScalarType> communication_dtype,
+                                 bool copy_engine)
     : impl_(std::make_unique<Impl>()) {
   impl_->group = &group;
   impl_->gradients_as_views = gradients_as_views;
@@ -180,15 +189,32 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
     }
   }
   for (Open& o : open) closed.push_back(std::move(o));
+  // Each bucket's size, and the dtype its all-reduce runs in.
+  std::vector<PeerAllReduce::BufferSpec> reduced;
   for (const Open& o : closed) {
-    Bucket bucket;
     int64_t elements = 0;
     for (const size_t m : o.members) elements += aligned(impl_->slots[m].param.numel());
-    bucket.buffer = at::zeros({elements}, impl_->slots[o.members.front()].param.options());
-    if (communication_dtype && *communication_dtype != o.dtype && at::isFloatingType(o.dtype)) {
-      bucket.communication =
-          at::zeros({elements}, bucket.buffer.options().dtype(*communication_dtype));
-    }
+    const bool cast =
+        communication_dtype && *communication_dtype != o.dtype && at::isFloatingType(o.dtype);
+    reduced.push_back(PeerAllReduce::BufferSpec{elements, cast ? *communication_dtype : o.dtype});
+  }
+  if (copy_engine) {
+    impl_->peer = std::make_unique<PeerAllReduce>(group, reduced, unique.front().device(),
+                                                  group.time_collectives());
+  }
+  for (size_t k = 0; k < closed.size(); ++k) {
+    const Open& o = closed[k];
+    Bucket bucket;
+    const int64_t elements = reduced[k].elements;
+    const bool cast = reduced[k].dtype != o.dtype;
+    const at::TensorOptions options = impl_->slots[o.members.front()].param.options();
+    // The all-reduced buffer lives where the copy-engine all-reduce's peers can reach it.
+    const auto make = [&](at::ScalarType dtype, bool all_reduced) {
+      return impl_->peer && all_reduced ? impl_->peer->buffer(k)
+                                        : at::zeros({elements}, options.dtype(dtype));
+    };
+    bucket.buffer = make(o.dtype, !cast);
+    if (cast) bucket.communication = make(reduced[k].dtype, true);
     int64_t offset = 0;
     for (const size_t m : o.members) {
       Slot& slot = impl_->slots[m];
@@ -247,9 +273,13 @@ void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
   double host_seconds = 0, callback_host_seconds = 0;
   for (size_t b = 0; b < impl.buckets.size(); ++b) {
     Bucket& bucket = impl.buckets[b];
-    bucket.reduce->wait();
+    if (impl.peer) {
+      impl.peer->wait(b);
+    } else {
+      bucket.reduce->wait();
+      if (impl.recording) impl.recorded_collectives.push_back(*bucket.reduce);
+    }
     if (bucket.communication.defined()) bucket.buffer.copy_(bucket.communication);
-    if (impl.recording) impl.recorded_collectives.push_back(*bucket.reduce);
     impl.make_gradients(bucket);
     // The communication ends with the last bucket's averages in place: what the callbacks queue
     // after that is not communication, what they queued before ran while it went on.
@@ -317,6 +347,7 @@ void GradientBuckets::start_recording() {
   impl_->exposed_events.clear();
   impl_->callback_events.clear();
   impl_->recorded_collectives.clear();
+  if (impl_->peer) impl_->peer->start_recording();
 }
 
 CommStats GradientBuckets::recorded() const {
@@ -339,6 +370,7 @@ CommStats GradientBuckets::recorded() const {
     }
   }
   if (any) stats.collective_seconds = total;
+  if (impl_->peer) stats.collective_seconds = impl_->peer->recorded_seconds();
   return stats;
 }
 

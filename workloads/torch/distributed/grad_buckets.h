@@ -45,7 +45,8 @@ inline constexpr int64_t kDefaultBucketCapBytes = 25ll << 20;  // DDP's bucket_c
 // Communication over the steps recorded (start_recording .. the last end_backward).
 struct CommStats {
   int64_t steps = 0;
-  // Device time of the all-reduces, summed (NCCL with timing; nullopt on the CPU).
+  // Device time of the all-reduces, summed (NCCL with timing, or the copy-engine all-reduce
+  // outside a CUDA graph capture; nullopt on the CPU).
   std::optional<double> collective_seconds;
   // From the end of the backward's compute to the averaged gradients being back in place: the
   // communication the backward did not hide, plus the copy back (CUDA events on the compute
@@ -62,9 +63,12 @@ class GradientBuckets {
   // `gradients_as_views` false: the averages are copied back into the gradients every step.
   // `communication_dtype`: floating-point buckets of another dtype are all-reduced in a buffer of
   // this one (nullopt: every bucket in place, in its own dtype).
+  // `copy_engine`: the all-reduces run through the GPUs' copy engines between peer-mapped
+  // buffers (peer_all_reduce.h; CUDA, every rank on one host), not through the group's backend.
   GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
                   int64_t bucket_cap_bytes = kDefaultBucketCapBytes, bool gradients_as_views = true,
-                  std::optional<at::ScalarType> communication_dtype = std::nullopt);
+                  std::optional<at::ScalarType> communication_dtype = std::nullopt,
+                  bool copy_engine = false);
   ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;

@@ -53,6 +53,8 @@ class ProcessGroup {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const std::string& backend_name() const { return backend_name_; }
+  // Whether collectives are to be timed on the device (the constructor's `time_collectives`).
+  bool time_collectives() const { return time_collectives_; }
 
   // Starts a sum all-reduce of `tensor` in place (every rank the same shape and dtype).
   PendingCollective all_reduce_sum(at::Tensor& tensor);
@@ -68,6 +70,7 @@ class ProcessGroup {
   int rank_ = 0;
   int size_ = 1;
   std::string backend_name_;
+  bool time_collectives_ = true;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::Backend> backend_;
 };

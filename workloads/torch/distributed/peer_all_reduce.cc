@@ -1,0 +1,321 @@
+#include "distributed/peer_all_reduce.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "distributed/peer_layout.h"
+
+namespace gpuscope::workloads {
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  TORCH_CHECK(status == cudaSuccess, "--all-reduce copy-engine: ", what, ": ",
+              cudaGetErrorString(status));
+}
+
+// The two stream memory operations, from the driver through the runtime (no link to libcuda).
+struct MemOps {
+  PFN_cuStreamWaitValue32_v11070 wait = nullptr;
+  PFN_cuStreamWriteValue32_v11070 write = nullptr;
+};
+
+const MemOps& mem_ops() {
+  static const MemOps ops = [] {
+    MemOps o;
+    cudaDriverEntryPointQueryResult found{};
+    check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", reinterpret_cast<void**>(&o.wait),
+                                           12000, cudaEnableDefault, &found),
+          "cuStreamWaitValue32");
+    TORCH_CHECK(found == cudaDriverEntryPointSuccess && o.wait != nullptr,
+                "--all-reduce copy-engine: the driver has no cuStreamWaitValue32");
+    check(
+        cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", reinterpret_cast<void**>(&o.write),
+                                         12000, cudaEnableDefault, &found),
+        "cuStreamWriteValue32");
+    TORCH_CHECK(found == cudaDriverEntryPointSuccess && o.write != nullptr,
+                "--all-reduce copy-engine: the driver has no cuStreamWriteValue32");
+    return o;
+  }();
+  return ops;
+}
+
+// This rank's allocation: freed when the last tensor over it (a gradient may outlive the
+// PeerAllReduce) is gone.
+struct Arena {
+  void* ptr = nullptr;
+  int device = 0;
+  ~Arena() {
+    if (ptr == nullptr) return;
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+    if (const cudaError_t status = cudaFree(ptr); status != cudaSuccess) {
+      std::fprintf(stderr, "gpuscope-torch: --all-reduce copy-engine: cudaFree: %s\n",
+                   cudaGetErrorString(status));
+    }
+  }
+};
+
+std::string to_hex(const void* bytes, size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (size_t i = 0; i < size; ++i) {
+    const auto b = static_cast<const unsigned char*>(bytes)[i];
+    hex += kDigits[b >> 4];
+    hex += kDigits[b & 15];
+  }
+  return hex;
+}
+
+bool from_hex(const std::string& hex, void* bytes, size_t size) {
+  if (hex.size() != 2 * size) return false;
+  for (size_t i = 0; i < size; ++i) {
+    const std::string pair = hex.substr(2 * i, 2);
+    char* end = nullptr;
+    const long value = std::strtol(pair.c_str(), &end, 16);
+    if (end != pair.c_str() + 2) return false;
+    static_cast<unsigned char*>(bytes)[i] = static_cast<unsigned char>(value);
+  }
+  return true;
+}
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "?";
+  return name.data();
+}
+
+}  // namespace
+
+struct PeerAllReduce::Impl {
+  int rank = 0;
+  int ranks = 1;
+  c10::DeviceIndex device = 0;
+  PeerLayout layout;
+  std::shared_ptr<Arena> arena;
+  std::vector<char*> bases;  // every rank's allocation as mapped here (this rank's own)
+  std::vector<at::Tensor> buffers;
+  std::vector<at::Tensor> scratch;  // the others' copies of this rank's chunk, slot by slot
+  std::optional<c10::cuda::CUDAStream> stream;
+  std::vector<at::cuda::CUDAEvent> ready, done;
+  bool timed = false;
+  bool recording = false;
+  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> timings;
+
+  char* at(int r, int64_t offset) const { return bases[static_cast<size_t>(r)] + offset; }
+
+  void copy(void* to, const void* from, int64_t bytes) const {
+    if (bytes == 0) return;
+    check(cudaMemcpyAsync(to, from, static_cast<size_t>(bytes), cudaMemcpyDefault, *stream),
+          "cudaMemcpyAsync to a peer");
+  }
+
+  // Rank j's flag for this rank's part of the phase, set once the part has landed there (the
+  // copy before it on this stream has ended).
+  void signal(int j, PeerPhase phase, size_t i) const {
+    copy(at(j, layout.flag_offset(phase, i, rank)), at(rank, layout.one_offset), sizeof(uint32_t));
+  }
+
+  // Waits on this stream (no SM held) for every other rank's flag of the phase, then clears
+  // them for the next step.
+  void wait_for_peers(PeerPhase phase, size_t i) const {
+    const MemOps& ops = mem_ops();
+    for (int j = 0; j < ranks; ++j) {
+      if (j == rank) continue;
+      const auto flag = reinterpret_cast<CUdeviceptr>(at(rank, layout.flag_offset(phase, i, j)));
+      const CUresult waited = ops.wait(*stream, flag, 1, CU_STREAM_WAIT_VALUE_EQ);
+      TORCH_CHECK(waited == CUDA_SUCCESS, "--all-reduce copy-engine: cuStreamWaitValue32 failed (",
+                  static_cast<int>(waited), ")");
+    }
+    for (int j = 0; j < ranks; ++j) {
+      if (j == rank) continue;
+      const auto flag = reinterpret_cast<CUdeviceptr>(at(rank, layout.flag_offset(phase, i, j)));
+      const CUresult wrote = ops.write(*stream, flag, 0, CU_STREAM_WRITE_VALUE_DEFAULT);
+      TORCH_CHECK(wrote == CUDA_SUCCESS, "--all-reduce copy-engine: cuStreamWriteValue32 failed (",
+                  static_cast<int>(wrote), ")");
+    }
+  }
+
+  void map_peers(ProcessGroup& group) {
+    cudaIpcMemHandle_t handle{};
+    check(cudaIpcGetMemHandle(&handle, arena->ptr), "cudaIpcGetMemHandle");
+    const std::string host = host_name();
+    const std::vector<std::string> all =
+        group.all_gather_strings("peer_all_reduce", host + " " + std::to_string(layout.bytes) +
+                                                        " " + to_hex(&handle, sizeof handle));
+    bases.assign(static_cast<size_t>(ranks), nullptr);
+    bases[static_cast<size_t>(rank)] = static_cast<char*>(arena->ptr);
+    for (int j = 0; j < ranks; ++j) {
+      std::istringstream fields(all[static_cast<size_t>(j)]);
+      std::string peer_host, hex;
+      int64_t bytes = 0;
+      fields >> peer_host >> bytes >> hex;
+      TORCH_CHECK(peer_host == host, "--all-reduce copy-engine needs every rank on one host: rank ",
+                  j, " is on ", peer_host, ", rank ", rank, " on ", host,
+                  " (use --all-reduce nccl)");
+      TORCH_CHECK(bytes == layout.bytes, "--all-reduce copy-engine: rank ", j, "'s buffers take ",
+                  bytes, " bytes, rank ", rank, "'s ", layout.bytes,
+                  " (the ranks' models or options differ)");
+      if (j == rank) continue;
+      cudaIpcMemHandle_t peer{};
+      TORCH_CHECK(from_hex(hex, &peer, sizeof peer),
+                  "--all-reduce copy-engine: a malformed handle from rank ", j);
+      void* mapped = nullptr;
+      const cudaError_t status =
+          cudaIpcOpenMemHandle(&mapped, peer, cudaIpcMemLazyEnablePeerAccess);
+      TORCH_CHECK(status == cudaSuccess, "--all-reduce copy-engine: cannot map rank ", j,
+                  "'s memory on GPU ", static_cast<int>(device), " (", cudaGetErrorString(status),
+                  "): the GPUs need peer access (NVLink or PCIe P2P); use --all-reduce nccl");
+      bases[static_cast<size_t>(j)] = static_cast<char*>(mapped);
+    }
+  }
+};
+
+PeerAllReduce::PeerAllReduce(ProcessGroup& group, const std::vector<BufferSpec>& buffers,
+                             const at::Device& device, bool timed)
+    : impl_(std::make_unique<Impl>()) {
+  TORCH_CHECK(device.is_cuda() && device.has_index(),
+              "--all-reduce copy-engine needs CUDA devices (use --all-reduce nccl)");
+  Impl& impl = *impl_;
+  impl.rank = group.rank();
+  impl.ranks = group.size();
+  impl.device = device.index();
+  impl.timed = timed;
+  (void)mem_ops();  // fails here, not in the first backward, when the driver lacks them
+  std::vector<PeerBufferSpec> specs;
+  for (const BufferSpec& b : buffers) {
+    specs.push_back(PeerBufferSpec{b.elements, static_cast<int64_t>(c10::elementSize(b.dtype))});
+  }
+  impl.layout = make_peer_layout(specs, impl.ranks);
+  c10::cuda::CUDAGuard guard(impl.device);
+  impl.arena = std::make_shared<Arena>();
+  impl.arena->device = impl.device;
+  check(cudaMalloc(&impl.arena->ptr, static_cast<size_t>(impl.layout.bytes)), "cudaMalloc");
+  check(cudaMemset(impl.arena->ptr, 0, static_cast<size_t>(impl.layout.bytes)), "cudaMemset");
+  const uint32_t one = 1;
+  check(cudaMemcpy(static_cast<char*>(impl.arena->ptr) + impl.layout.one_offset, &one, sizeof one,
+                   cudaMemcpyHostToDevice),
+        "cudaMemcpy");
+  // Every rank's allocation is initialized before any rank can see its handle.
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  impl.map_peers(group);
+  const auto keep = impl.arena;
+  const auto options = at::TensorOptions().device(device);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    char* base = static_cast<char*>(impl.arena->ptr);
+    impl.buffers.push_back(at::from_blob(
+        base + impl.layout.buffer_offsets[i], {buffers[i].elements}, [keep](void*) {},
+        options.dtype(buffers[i].dtype)));
+    impl.scratch.push_back(at::from_blob(
+        base + impl.layout.scratch_offsets[i],
+        {std::max<int64_t>(1, (impl.ranks - 1) * impl.layout.chunk_capacity[i])}, [keep](void*) {},
+        options.dtype(buffers[i].dtype)));
+    impl.ready.emplace_back(cudaEventDisableTiming);
+    impl.done.emplace_back(cudaEventDisableTiming);
+  }
+  impl.stream.emplace(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, impl.device));
+}
+
+PeerAllReduce::~PeerAllReduce() {
+  Impl& impl = *impl_;
+  c10::cuda::CUDAGuard guard(impl.device);
+  if (impl.stream) (void)cudaStreamSynchronize(*impl.stream);
+  for (int j = 0; j < impl.ranks; ++j) {
+    if (j == impl.rank || impl.bases.empty() || impl.bases[static_cast<size_t>(j)] == nullptr) {
+      continue;
+    }
+    if (const cudaError_t status = cudaIpcCloseMemHandle(impl.bases[static_cast<size_t>(j)]);
+        status != cudaSuccess) {
+      std::fprintf(stderr, "gpuscope-torch: --all-reduce copy-engine: cudaIpcCloseMemHandle: %s\n",
+                   cudaGetErrorString(status));
+    }
+  }
+}
+
+const at::Tensor& PeerAllReduce::buffer(size_t i) const {
+  return impl_->buffers.at(i);
+}
+
+void PeerAllReduce::launch_average(size_t i) {
+  Impl& impl = *impl_;
+  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(impl.device);
+  impl.ready[i].record(current);
+  impl.ready[i].block(*impl.stream);
+  const c10::cuda::CUDAStreamGuard on_stream(*impl.stream);
+  std::optional<at::cuda::CUDAEvent> start;
+  if (impl.recording && impl.timed) {
+    start.emplace(cudaEventDefault);
+    start->record(*impl.stream);
+  }
+  const PeerBufferSpec& spec = impl.layout.buffers[i];
+  const int64_t capacity = impl.layout.chunk_capacity[i];
+  const int64_t buffer_at = impl.layout.buffer_offsets[i];
+  // 1. Every other rank's chunk to it.
+  for (int j = 0; j < impl.ranks; ++j) {
+    if (j == impl.rank) continue;
+    const ChunkRange chunk = peer_chunk(spec.elements, impl.ranks, j);
+    const int64_t slot = peer_scratch_slot(j, impl.rank);
+    impl.copy(impl.at(j, impl.layout.scratch_offsets[i] + slot * capacity * spec.element_size),
+              impl.at(impl.rank, buffer_at + chunk.begin * spec.element_size),
+              chunk.count * spec.element_size);
+    impl.signal(j, PeerPhase::reduce_scatter, i);
+  }
+  // 2. This rank's chunk: the average of every rank's.
+  impl.wait_for_peers(PeerPhase::reduce_scatter, i);
+  const ChunkRange mine = peer_chunk(spec.elements, impl.ranks, impl.rank);
+  if (mine.count > 0) {
+    at::Tensor chunk = impl.buffers[i].narrow(0, mine.begin, mine.count);
+    if (impl.ranks == 2) {
+      chunk.lerp_(impl.scratch[i].narrow(0, 0, mine.count), 0.5);  // one pass: (a + b) / 2
+    } else {
+      for (int s = 0; s + 1 < impl.ranks; ++s) {
+        chunk.add_(impl.scratch[i].narrow(0, s * capacity, mine.count));
+      }
+      chunk.div_(impl.ranks);
+    }
+  }
+  // 3. The average to every other rank, in place in its buffer.
+  for (int j = 0; j < impl.ranks; ++j) {
+    if (j == impl.rank) continue;
+    impl.copy(impl.at(j, buffer_at + mine.begin * spec.element_size),
+              impl.at(impl.rank, buffer_at + mine.begin * spec.element_size),
+              mine.count * spec.element_size);
+    impl.signal(j, PeerPhase::all_gather, i);
+  }
+  impl.wait_for_peers(PeerPhase::all_gather, i);
+  if (start) {
+    at::cuda::CUDAEvent end(cudaEventDefault);
+    end.record(*impl.stream);
+    impl.timings.emplace_back(std::move(*start), std::move(end));
+  }
+  impl.done[i].record(*impl.stream);
+}
+
+void PeerAllReduce::wait(size_t i) {
+  impl_->done[i].block(c10::cuda::getCurrentCUDAStream(impl_->device));
+}
+
+void PeerAllReduce::start_recording() {
+  impl_->recording = true;
+  impl_->timings.clear();
+}
+
+std::optional<double> PeerAllReduce::recorded_seconds() const {
+  if (!impl_->timed) return std::nullopt;
+  double total = 0;
+  for (const auto& [start, end] : impl_->timings) {
+    total += static_cast<double>(start.elapsed_time(end)) * 1e-3;
+  }
+  return total;
+}
+
+}  // namespace gpuscope::workloads

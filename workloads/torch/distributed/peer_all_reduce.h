@@ -1,0 +1,74 @@
+// Data-parallel gradient averaging between the GPUs of one machine through their copy engines
+// (--all-reduce copy-engine), for what NCCL's kernels cost a backward they overlap: an NCCL
+// all-reduce is a kernel that holds its SMs from launch to end, including the time its rank
+// waits for the others to reach the bucket, and the backward's GEMMs beside it run slower
+// (bench/RESULTS.md, session 15: +0.8 ms a ViT-B/16 step with graphs, +1.6 ms eager).
+//
+// Here each rank's buffers live in one allocation that every other rank maps (CUDA IPC). A
+// bucket is averaged as a reduce-scatter then an all-gather:
+//   1. each rank copies chunk j of the bucket into rank j's scratch (copy engine, no SMs), then
+//      copies 1 into a flag word of rank j's;
+//   2. each rank waits for the other ranks' flags — a stream memory operation, which holds no
+//      SM while it waits — averages its own chunk with the copies it received (one short
+//      kernel), and copies the average into the same place of every other rank's bucket,
+//      again followed by a flag;
+//   3. each rank waits for those flags: its whole bucket is the average.
+// All of it runs on one stream of its own, after the bucket's gradients (an event of the
+// current stream); wait() makes the current stream wait for it. The flags are reset to 0 by
+// their owner after the wait, so a step captured in a CUDA graph replays with the same values.
+//
+// Limits: every rank on one host with peer access between the GPUs (NVLink, or PCIe P2P), else
+// the constructor throws. A rank that dies leaves the others waiting on the device with no
+// timeout: the launcher (gpuscope-torch's, torchrun) ends them.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "distributed/process_group.h"
+
+namespace gpuscope::workloads {
+
+class PeerAllReduce {
+ public:
+  struct BufferSpec {
+    int64_t elements = 0;
+    at::ScalarType dtype = at::kFloat;
+  };
+  // Collective: every rank of `group` constructs it with the same buffers, each on its own CUDA
+  // `device`. Allocates this rank's buffers and scratch in one zeroed allocation, publishes its
+  // IPC handle through the group's store and maps every other rank's. `timed`: each average's
+  // device time is recorded (not in a CUDA graph capture).
+  // Throws c10::Error when the ranks are not on one host, a peer's memory cannot be mapped, or
+  // the driver lacks stream memory operations.
+  PeerAllReduce(ProcessGroup& group, const std::vector<BufferSpec>& buffers,
+                const at::Device& device, bool timed);
+  ~PeerAllReduce();
+  PeerAllReduce(const PeerAllReduce&) = delete;
+  PeerAllReduce& operator=(const PeerAllReduce&) = delete;
+
+  // Buffer i, zeros at first; the memory stays valid as long as any tensor over it.
+  const at::Tensor& buffer(size_t i) const;
+  // Starts averaging buffer i over the ranks in place, after the work queued on the current
+  // stream so far. Every rank launches the buffers in the same order. Host work only: may run
+  // inside a CUDA graph capture.
+  void launch_average(size_t i);
+  // The current stream waits for buffer i's average (the host does not block).
+  void wait(size_t i);
+
+  // Averages launched from now on are timed (when `timed`).
+  void start_recording();
+  // Device seconds of the averages launched since start_recording, summed: each from its first
+  // copy out to its last flag in (waits for slower ranks included, as NCCL's time does);
+  // nullopt when not timed. REQUIRES: the device has been synchronized since.
+  std::optional<double> recorded_seconds() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuscope::workloads
