@@ -104,6 +104,9 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   EXPECT_NE(got[2].get<double>(), got[0].get<double>());
   EXPECT_EQ(result["data_parallel"]["bucket_views"], true);
   EXPECT_EQ(result["data_parallel"]["grad_comm"], "fp32");
+  // --all-reduce auto on the CPU: Gloo, the only choice there (not a fallback).
+  EXPECT_EQ(result["data_parallel"]["all_reduce"], "gloo");
+  EXPECT_TRUE(result["data_parallel"]["all_reduce_fallback"].is_null());
   EXPECT_EQ(result["data_parallel"]["bucket_step"], true);
 
   // The averages copied back instead (the step before gradients became bucket views), and AdamW

@@ -27,7 +27,7 @@ TEST(Options, Defaults) {
   EXPECT_EQ(c.cuda_graphs, Toggle::automatic);
   EXPECT_TRUE(c.bucket_views);
   EXPECT_EQ(c.grad_comm, GradComm::fp32);
-  EXPECT_EQ(c.all_reduce, AllReduce::nccl);
+  EXPECT_EQ(c.all_reduce, AllReduce::automatic);
   EXPECT_TRUE(c.bucket_step);
   EXPECT_TRUE(c.grad_sync);
 }
@@ -212,7 +212,7 @@ TEST(Options, EnumNamesParseBack) {
   }
   EXPECT_EQ(grad_comm_name(GradComm::bf16), "bf16");
   EXPECT_FALSE(parse_grad_comm("fp16").has_value());
-  for (const AllReduce a : {AllReduce::nccl, AllReduce::copy_engine}) {
+  for (const AllReduce a : {AllReduce::automatic, AllReduce::nccl, AllReduce::copy_engine}) {
     EXPECT_EQ(parse_all_reduce(all_reduce_name(a)), a) << all_reduce_name(a);
   }
   EXPECT_EQ(all_reduce_name(AllReduce::copy_engine), "copy-engine");

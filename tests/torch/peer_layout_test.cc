@@ -98,5 +98,24 @@ TEST(PeerLayout, FlagsBuffersAndScratchDoNotOverlapAndAreAligned) {
   }
 }
 
+TEST(PeerLayout, TheCopyEnginesNeedOneHostAndPeerAccessToEveryOtherGpu) {
+  const std::vector<PeerPlace> one_host = {
+      {"node1", "0000:18:00.0"}, {"node1", "0000:2a:00.0"}, {"node1", "0000:3a:00.0"}};
+  const auto all = [](const std::string&) { return true; };
+  for (int me = 0; me < 3; ++me) EXPECT_EQ(peer_obstacle(one_host, me, all), "") << me;
+
+  // Two hosts: no rank can map the other host's memory.
+  const std::vector<PeerPlace> two_hosts = {{"node1", "0000:18:00.0"}, {"node2", "0000:18:00.0"}};
+  EXPECT_EQ(peer_obstacle(two_hosts, 0, all), "rank 1 is on another host (node2)");
+  EXPECT_EQ(peer_obstacle(two_hosts, 1, all), "rank 0 is on another host (node1)");
+
+  // One GPU without peer access to rank 2's (a PCIe switch without P2P, or a GPU this process
+  // does not see): that rank says why.
+  const auto not_3a = [](const std::string& bus) { return bus != "0000:3a:00.0"; };
+  EXPECT_EQ(peer_obstacle(one_host, 0, not_3a),
+            "rank 0's GPU has no peer access to rank 2's (0000:3a:00.0)");
+  EXPECT_EQ(peer_obstacle(one_host, 2, not_3a), "") << "its own GPU is not asked about";
+}
+
 }  // namespace
 }  // namespace gpuscope::workloads

@@ -169,6 +169,7 @@ std::string result_line(const RunResult& r) {
         .add("bucket_views", dp->bucket_views)
         .add("grad_comm", dp->grad_comm)
         .add("all_reduce", dp->all_reduce)
+        .add("all_reduce_fallback", dp->all_reduce_fallback)
         .add("bucket_step", dp->bucket_step)
         .add("grad_sync", dp->grad_sync)
         .add("global_batch", dp->global_batch)

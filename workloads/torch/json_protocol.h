@@ -66,9 +66,12 @@ struct DataParallelRecord {
   std::string backend;  // "nccl" or "gloo"
   int64_t buckets = 0;
   int64_t bucket_cap_bytes = 0;
-  bool bucket_views = true;            // gradients are views of their buckets (--bucket-views)
-  std::string grad_comm = "fp32";      // the all-reduces' dtype (--grad-comm): fp32 or bf16
-  std::string all_reduce = "nccl";     // what ran them (--all-reduce): nccl or copy-engine
+  bool bucket_views = true;        // gradients are views of their buckets (--bucket-views)
+  std::string grad_comm = "fp32";  // the all-reduces' dtype (--grad-comm): fp32 or bf16
+  // What ran them: "copy-engine", or the backend ("nccl", "gloo"); with --all-reduce auto, why
+  // not the copy engines when it is the backend.
+  std::string all_reduce = "nccl";
+  std::optional<std::string> all_reduce_fallback;
   bool bucket_step = false;            // AdamW stepped each bucket as it was averaged
   bool grad_sync = true;               // false: --grad-sync off, no gradient was averaged
   int64_t global_batch = 0;            // batch x world size

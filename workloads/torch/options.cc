@@ -252,11 +252,13 @@ const std::vector<OptionSpec>& option_table() {
        "as DDP's bf16_compress_hook (cast, divided by the world size, summed, cast back; half "
        "the bytes, bf16 rounding)",
        parsed(at(&RunConfig::grad_comm), parse_grad_comm, "expects fp32 or bf16, got")},
-      {"--all-reduce", "nccl|copy-engine",
-       "data parallel: gradients all-reduced by NCCL (default) or by the GPUs' copy engines "
-       "between peer-mapped buffers, every rank on one host with peer access (a rank waiting for "
-       "the others holds no SMs; CUDA only)",
-       parsed(at(&RunConfig::all_reduce), parse_all_reduce, "expects nccl or copy-engine, got")},
+      {"--all-reduce", "auto|nccl|copy-engine",
+       "data parallel: gradients all-reduced by the GPUs' copy engines between peer-mapped "
+       "buffers (copy-engine: every rank on one host, peer access between the GPUs; a rank "
+       "waiting for the others holds no SMs) or by NCCL (Gloo on the CPU); auto (default): the "
+       "copy engines where every rank can use them, else NCCL",
+       parsed(at(&RunConfig::all_reduce), parse_all_reduce,
+              "expects auto, nccl or copy-engine, got")},
       {"--bucket-step", "on|off",
        "data parallel: AdamW updates each bucket's parameters as soon as its all-reduce ends, "
        "while later buckets' still run (on, default; the update of PyTorch's optimizer-in-"

@@ -38,6 +38,7 @@ constexpr gpuscope::detail::EnumName<GradComm> kGradCommNames[] = {
 };
 
 constexpr gpuscope::detail::EnumName<AllReduce> kAllReduceNames[] = {
+    {AllReduce::automatic, "auto"},
     {AllReduce::nccl, "nccl"},
     {AllReduce::copy_engine, "copy-engine"},
 };

@@ -73,8 +73,9 @@ std::optional<GradComm> parse_grad_comm(std::string_view name);
 
 // What data parallel all-reduces gradients with: the process group's backend (NCCL on CUDA,
 // Gloo on the CPU), or the GPUs' copy engines between peer-mapped buffers, every rank on one
-// host (distributed/peer_all_reduce.h).
-enum class AllReduce { nccl, copy_engine };
+// host (distributed/peer_all_reduce.h); auto: the copy engines wherever every rank can use them
+// (copy_engine_obstacle), else the backend.
+enum class AllReduce { automatic, nccl, copy_engine };
 std::string_view all_reduce_name(AllReduce all_reduce);
 std::optional<AllReduce> parse_all_reduce(std::string_view name);
 
@@ -125,8 +126,8 @@ struct RunConfig {
   // Gradients are views of their buckets (DDP's gradient_as_bucket_view); off: the averages are
   // copied back into gradients of their own after the all-reduces.
   bool bucket_views = true;
-  GradComm grad_comm = GradComm::fp32;     // no effect at world size 1 (nothing to all-reduce)
-  AllReduce all_reduce = AllReduce::nccl;  // likewise
+  GradComm grad_comm = GradComm::fp32;          // no effect at world size 1 (nothing to all-reduce)
+  AllReduce all_reduce = AllReduce::automatic;  // likewise
   // The fused AdamW updates each bucket's parameters as soon as that bucket's all-reduce ended,
   // while later buckets' run; off: all of them after the last (grad_buckets.h).
   bool bucket_step = true;

@@ -324,7 +324,7 @@ int Run::execute() {
     notes.push_back("--grad-comm " + std::string(grad_comm_name(config_.grad_comm)) +
                     " has no effect at world size 1: no gradients are all-reduced");
   }
-  if (!distributed && config_.all_reduce != AllReduce::nccl) {
+  if (!distributed && config_.all_reduce != AllReduce::automatic) {
     notes.push_back("--all-reduce " + std::string(all_reduce_name(config_.all_reduce)) +
                     " has no effect at world size 1: no gradients are all-reduced");
   }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "distributed/peer_all_reduce.h"
 #include "json_writer.h"
 
 namespace gpuscope::workloads {
@@ -27,9 +28,15 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
   if (!config.grad_sync) return;
   std::optional<at::ScalarType> communication_dtype;
   if (config.grad_comm == GradComm::bf16) communication_dtype = at::kBFloat16;
-  buckets_ = std::make_unique<GradientBuckets>(
-      model.parameters(), *group_, config.bucket_cap_mb << 20, config.bucket_views,
-      communication_dtype, config.all_reduce == AllReduce::copy_engine);
+  copy_engine_ = config.all_reduce == AllReduce::copy_engine;
+  if (config.all_reduce == AllReduce::automatic && device.is_cuda()) {
+    const std::string obstacle = copy_engine_obstacle(*group_, device);
+    copy_engine_ = obstacle.empty();
+    if (!copy_engine_) all_reduce_fallback_ = obstacle;
+  }
+  buckets_ =
+      std::make_unique<GradientBuckets>(model.parameters(), *group_, config.bucket_cap_mb << 20,
+                                        config.bucket_views, communication_dtype, copy_engine_);
 }
 
 DataParallel::~DataParallel() = default;
@@ -65,7 +72,13 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
   record.bucket_views = config_.bucket_views;
   record.grad_comm = std::string(grad_comm_name(config_.grad_comm));
-  record.all_reduce = std::string(all_reduce_name(config_.all_reduce));
+  record.all_reduce = copy_engine_ ? "copy-engine" : group_->backend_name();
+  record.all_reduce_fallback = all_reduce_fallback_;
+  // The copy-engine all-reduce's buffers are device memory LibTorch's allocator does not count.
+  if (const int64_t own = buckets_ ? buckets_->own_allocation_bytes() : 0; own > 0) {
+    if (result.peak_allocated_bytes) *result.peak_allocated_bytes += own;
+    if (result.peak_reserved_bytes) *result.peak_reserved_bytes += own;
+  }
   record.bucket_step = bucket_step_;
   record.global_batch = result.batch * world_size();
   record.rank_samples_per_second = result.samples_per_second;

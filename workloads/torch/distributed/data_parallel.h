@@ -7,6 +7,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "distributed/grad_buckets.h"
@@ -43,7 +45,8 @@ class DataParallel {
   void average(at::Tensor& values);
   // Returns once every rank has called it (a one-element all-reduce read back on the host).
   void barrier(const at::Device& device);
-  // Fills result.data_parallel from this rank's result and the recorded communication; on rank
+  // Fills result.data_parallel from this rank's result and the recorded communication (and adds
+  // the copy-engine all-reduce's own buffers to the peak memory figures); on rank
   // 0 also gathers every rank's record and makes samples_per_second the job's (window lines
   // and window_samples_per_second stay rank 0's own).
   // REQUIRES: the device was synchronized after the last recorded step.
@@ -54,6 +57,8 @@ class DataParallel {
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<GradientBuckets> buckets_;
   bool bucket_step_ = false;
+  bool copy_engine_ = false;  // the buckets are all-reduced by the copy engines
+  std::optional<std::string> all_reduce_fallback_;  // --all-reduce auto: why not them
 };
 
 // Test hook: GPUSCOPE_TORCH_FAULT="R:S" kills rank R with SIGKILL before its step S (how a

@@ -321,6 +321,10 @@ size_t GradientBuckets::bucket_count() const {
   return impl_->buckets.size();
 }
 
+int64_t GradientBuckets::own_allocation_bytes() const {
+  return impl_->peer ? impl_->peer->bytes() : 0;
+}
+
 const at::Tensor& GradientBuckets::bucket_buffer(size_t i) const {
   return impl_->buckets.at(i).buffer;
 }

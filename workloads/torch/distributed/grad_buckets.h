@@ -90,6 +90,9 @@ class GradientBuckets {
   void end_backward(const BucketDone& on_bucket_done = {});
 
   size_t bucket_count() const;
+  // Device memory this object allocated outside LibTorch's allocator (the copy-engine
+  // all-reduce's buffers); 0 otherwise.
+  int64_t own_allocation_bytes() const;
   // Bucket i's flat buffer: the averages (the all-reduce averages it in place, or its
   // communication buffer, copied back).
   const at::Tensor& bucket_buffer(size_t i) const;

@@ -245,6 +245,49 @@ const at::Tensor& PeerAllReduce::buffer(size_t i) const {
   return impl_->buffers.at(i);
 }
 
+int64_t PeerAllReduce::bytes() const {
+  return impl_->layout.bytes;
+}
+
+std::string copy_engine_obstacle(ProcessGroup& group, const at::Device& device) {
+  if (!device.is_cuda() || !device.has_index()) return "not on CUDA devices";
+  std::string obstacle;
+  try {
+    (void)mem_ops();
+  } catch (const c10::Error&) {
+    obstacle = "the driver has no stream memory operations";
+  }
+  std::array<char, 32> bus{};
+  if (obstacle.empty() && cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()),
+                                                device.index()) != cudaSuccess) {
+    (void)cudaGetLastError();
+    obstacle = "no PCI bus id for GPU " + std::to_string(device.index());
+  }
+  std::vector<PeerPlace> places;
+  for (const std::string& text :
+       group.all_gather_strings("peer_place", host_name() + " " + std::string(bus.data()))) {
+    std::istringstream fields(text);
+    PeerPlace place;
+    fields >> place.host >> place.pci_bus_id;
+    places.push_back(place);
+  }
+  if (obstacle.empty()) {
+    obstacle = peer_obstacle(places, group.rank(), [&](const std::string& pci_bus_id) {
+      int peer = -1, can = 0;
+      if (cudaDeviceGetByPCIBusId(&peer, pci_bus_id.c_str()) != cudaSuccess ||
+          cudaDeviceCanAccessPeer(&can, device.index(), peer) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+      }
+      return can == 1;
+    });
+  }
+  for (const std::string& reason : group.all_gather_strings("peer_obstacle", obstacle)) {
+    if (!reason.empty()) return reason;
+  }
+  return "";
+}
+
 void PeerAllReduce::launch_average(size_t i) {
   Impl& impl = *impl_;
   const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(impl.device);

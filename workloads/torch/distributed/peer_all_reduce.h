@@ -32,6 +32,12 @@
 
 namespace gpuscope::workloads {
 
+// --all-reduce auto: whether every rank of `group` can run the copy-engine all-reduce on its
+// `device` — CUDA, stream memory operations in the driver, every rank on one host and peer access
+// from each rank's GPU to every other's. Collective (every rank calls it; all get the same
+// answer): empty when they can, else the first reason found.
+std::string copy_engine_obstacle(ProcessGroup& group, const at::Device& device);
+
 class PeerAllReduce {
  public:
   struct BufferSpec {
@@ -52,6 +58,9 @@ class PeerAllReduce {
 
   // Buffer i, zeros at first; the memory stays valid as long as any tensor over it.
   const at::Tensor& buffer(size_t i) const;
+  // The bytes of this rank's allocation (buffers, scratch, flags): device memory that LibTorch's
+  // allocator does not count.
+  int64_t bytes() const;
   // Starts averaging buffer i over the ranks in place, after the work queued on the current
   // stream so far. Every rank launches the buffers in the same order. Host work only: may run
   // inside a CUDA graph capture.

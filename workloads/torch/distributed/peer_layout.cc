@@ -54,4 +54,19 @@ int peer_scratch_slot(int receiver, int sender) {
   return sender < receiver ? sender : sender - 1;
 }
 
+std::string peer_obstacle(const std::vector<PeerPlace>& ranks, int me, const CanMapPeer& can_map) {
+  const PeerPlace& mine = ranks.at(static_cast<size_t>(me));
+  for (size_t j = 0; j < ranks.size(); ++j) {
+    if (static_cast<int>(j) == me) continue;
+    if (ranks[j].host != mine.host) {
+      return "rank " + std::to_string(j) + " is on another host (" + ranks[j].host + ")";
+    }
+    if (!can_map(ranks[j].pci_bus_id)) {
+      return "rank " + std::to_string(me) + "'s GPU has no peer access to rank " +
+             std::to_string(j) + "'s (" + ranks[j].pci_bus_id + ")";
+    }
+  }
+  return "";
+}
+
 }  // namespace gpuscope::workloads

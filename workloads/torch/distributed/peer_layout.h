@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace gpuscope::workloads {
@@ -57,5 +59,17 @@ ChunkRange peer_chunk(int64_t elements, int ranks, int k);
 
 // Which of receiver's ranks - 1 scratch slots holds sender's copy. REQUIRES: sender != receiver.
 int peer_scratch_slot(int receiver, int sender);
+
+// What a rank tells the others before --all-reduce auto picks the copy engines: its host and
+// its GPU's PCI bus id ("0000:1b:00.0").
+struct PeerPlace {
+  std::string host;
+  std::string pci_bus_id;
+};
+// Whether rank `me` can take part in the copy-engine all-reduce: every rank on its host, and
+// `can_map(bus id)` (this process sees that GPU and has peer access to it) for every other
+// rank's GPU. Empty when it can; else why not, for the record.
+using CanMapPeer = std::function<bool(const std::string& pci_bus_id)>;
+std::string peer_obstacle(const std::vector<PeerPlace>& ranks, int me, const CanMapPeer& can_map);
 
 }  // namespace gpuscope::workloads
