@@ -197,6 +197,9 @@ struct Row {
   std::optional<int> world_size;
   std::optional<double> collective_seconds_per_step, exposed_seconds_per_step, overlap_fraction;
   std::optional<double> peak_reserved_per_gpu_bytes;  // the largest rank's
+  // What averaged the gradients ("copy-engine", "nccl", "gloo") and, when gpuscope-torch's
+  // --all-reduce auto could not use the copy engines, why.
+  std::optional<std::string> all_reduce, all_reduce_fallback;
   // The slowest rank's own samples/s: with gradient sync every rank steps at the job's pace;
   // without, each at its GPU's own.
   std::optional<double> slowest_rank_samples_per_second;

@@ -32,7 +32,9 @@ struct ScalingRow {
   // Per step: the all-reduces' device time, the part the backward did not hide, and the share
   // hidden (1 - exposed / collective). Absent on 1 GPU.
   std::optional<double> collective_seconds, exposed_seconds, overlap_fraction;
-  std::optional<double> memory_per_gpu_bytes;  // the largest rank's peak reserved
+  std::optional<double> memory_per_gpu_bytes;      // the largest rank's peak reserved
+  std::optional<std::string> all_reduce;           // what averaged the gradients (Row's)
+  std::optional<std::string> all_reduce_fallback;  // why not the copy engines, under auto
   // From the twin without gradient sync (--no-sync-ceiling); absent without it or when it was
   // skipped (no_sync_skip_reason says why).
   std::optional<double> ceiling_samples_per_second;      // gpus x its slowest rank's samples/s

@@ -84,7 +84,9 @@ nlohmann::json row_json(const Row& r) {
         {"exposed_seconds_per_step", opt(r.exposed_seconds_per_step)},
         {"overlap_fraction", opt(r.overlap_fraction)},
         {"peak_reserved_per_gpu_bytes", opt(r.peak_reserved_per_gpu_bytes)},
-        {"slowest_rank_samples_per_second", opt(r.slowest_rank_samples_per_second)}};
+        {"slowest_rank_samples_per_second", opt(r.slowest_rank_samples_per_second)},
+        {"all_reduce", opt(r.all_reduce)},
+        {"all_reduce_fallback", opt(r.all_reduce_fallback)}};
   }
   return j;
 }

@@ -147,6 +147,8 @@ Row row_from(const json& j, const std::string& where) {
     r.overlap_fraction = dp.opt_number("overlap_fraction");
     r.peak_reserved_per_gpu_bytes = dp.opt_number("peak_reserved_per_gpu_bytes");
     r.slowest_rank_samples_per_second = dp.opt_number("slowest_rank_samples_per_second");
+    r.all_reduce = dp.opt_text("all_reduce");
+    r.all_reduce_fallback = dp.opt_text("all_reduce_fallback");
     check(dp);
   }
   return r;

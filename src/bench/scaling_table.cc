@@ -91,6 +91,8 @@ std::vector<ScalingRow> scaling_table(const std::vector<Row>& rows) {
         s.overlap_fraction = r->overlap_fraction;
         s.memory_per_gpu_bytes = r->peak_reserved_per_gpu_bytes ? r->peak_reserved_per_gpu_bytes
                                                                 : r->peak_reserved_bytes;
+        s.all_reduce = r->all_reduce;
+        s.all_reduce_fallback = r->all_reduce_fallback;
       }
       if (const auto twin = alone.find(s.gpus); twin != alone.end()) {
         add_ceiling(*twin->second, one_gpu, s);
@@ -107,8 +109,9 @@ void print_scaling_table(const std::vector<ScalingRow>& table, std::ostream& out
     return s.ceiling_samples_per_second || !s.no_sync_skip_reason.empty();
   });
   out << "\nScaling (data parallel, one rank per GPU; efficiency = samples/s / (GPUs x 1 GPU)):\n";
-  std::vector<std::string> header = {"configuration",   "GPUs",         "samples/s",  "efficiency",
-                                     "all-reduce/step", "exposed/step", "overlapped", "memory/GPU"};
+  std::vector<std::string> header = {"configuration", "GPUs",       "samples/s",
+                                     "efficiency",    "all-reduce", "all-reduce/step",
+                                     "exposed/step",  "overlapped", "memory/GPU"};
   if (ceilings) header.insert(header.end(), {"no-sync ceiling", "GPUs together", "communication"});
   TextTable t(header);
   const auto ms = [](double s) { return fmt::format("{:.2f} ms", s * 1e3); };
@@ -117,13 +120,21 @@ void print_scaling_table(const std::vector<ScalingRow>& table, std::ostream& out
   for (const ScalingRow& s : table) {
     std::vector<std::string> cells;
     if (s.skipped) {
-      cells = {
-          s.configuration, std::to_string(s.gpus), "skipped: " + s.skip_reason, "", "", "", "", ""};
+      cells = {s.configuration,
+               std::to_string(s.gpus),
+               "skipped: " + s.skip_reason,
+               "",
+               "",
+               "",
+               "",
+               "",
+               ""};
     } else {
       cells = {s.configuration,
                std::to_string(s.gpus),
                or_dash(s.samples_per_second, rate),
                or_dash(s.efficiency, pct),
+               s.gpus > 1 ? s.all_reduce.value_or("-") : "",
                or_dash(s.collective_seconds, ms),
                or_dash(s.exposed_seconds, ms),
                or_dash(s.overlap_fraction, pct),
@@ -148,6 +159,12 @@ void print_scaling_table(const std::vector<ScalingRow>& table, std::ostream& out
     out << "  all-reduce/step, exposed/step, overlapped: '-' where the step ran as a CUDA graph, "
            "which is timed whole (--knob graphs=off adds eager rows that time them)\n";
   }
+  for (const ScalingRow& s : table) {
+    if (s.all_reduce_fallback) {
+      out << fmt::format("  {} on {} GPUs: {}, not the copy engines: {}\n", s.configuration, s.gpus,
+                         s.all_reduce.value_or("the backend"), *s.all_reduce_fallback);
+    }
+  }
   if (ceilings) {
     out << "  no-sync ceiling = GPUs x the slowest GPU's samples/s while every GPU trains alone "
            "(--grad-sync off);\n"
@@ -169,6 +186,9 @@ nlohmann::json scaling_to_json(const std::vector<ScalingRow>& table) {
                    {"exposed_seconds_per_step", opt(s.exposed_seconds)},
                    {"overlap_fraction", opt(s.overlap_fraction)},
                    {"memory_per_gpu_bytes", opt(s.memory_per_gpu_bytes)},
+                   {"all_reduce", s.all_reduce ? nlohmann::json(*s.all_reduce) : nullptr},
+                   {"all_reduce_fallback",
+                    s.all_reduce_fallback ? nlohmann::json(*s.all_reduce_fallback) : nullptr},
                    {"no_sync_ceiling_samples_per_second", opt(s.ceiling_samples_per_second)},
                    {"slowest_gpu_samples_per_second", opt(s.slowest_gpu_samples_per_second)},
                    {"gpus_together", opt(s.gpus_together)},

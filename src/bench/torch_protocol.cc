@@ -80,6 +80,10 @@ void fill_data_parallel(const nlohmann::json& dp, Row& row) {
   row.collective_seconds_per_step = number(dp, "collective_seconds_per_step");
   row.exposed_seconds_per_step = number(dp, "exposed_seconds_per_step");
   row.overlap_fraction = number(dp, "overlap_fraction");
+  if (const std::string by = text(dp, "all_reduce"); !by.empty()) row.all_reduce = by;
+  if (const std::string why = text(dp, "all_reduce_fallback"); !why.empty()) {
+    row.all_reduce_fallback = why;
+  }
   if (dp.contains("ranks") && dp["ranks"].is_array()) {
     for (const auto& rank : dp["ranks"]) {
       if (!rank.is_object()) continue;

@@ -137,6 +137,31 @@ TEST(ScalingTable, SaysWhyAStepRunAsAGraphHasNoAllReduceFigures) {
   EXPECT_EQ(eager.str().find("CUDA graph"), std::string::npos) << eager.str();
 }
 
+TEST(ScalingTable, SaysWhatAveragedTheGradientsAndWhyNotTheCopyEngines) {
+  Row copy_engine = row("vit_b16", 2, 5800.0);
+  copy_engine.all_reduce = "copy-engine";
+  Row fell_back = row("gpt2", 2, 490.0);
+  fell_back.all_reduce = "nccl";
+  fell_back.all_reduce_fallback = "rank 1's GPU has no peer access to rank 0's (0000:18:00.0)";
+  const auto table =
+      scaling_table({row("vit_b16", 1, 3050.0), copy_engine, row("gpt2", 1, 250.0), fell_back});
+  ASSERT_EQ(table.size(), 4u);
+  EXPECT_EQ(table[1].all_reduce, "copy-engine");
+  EXPECT_FALSE(table[1].all_reduce_fallback);
+  EXPECT_EQ(table[3].all_reduce_fallback, fell_back.all_reduce_fallback);
+  std::ostringstream out;
+  print_scaling_table(table, out);
+  EXPECT_NE(out.str().find("copy-engine"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("gpt2 train amp_bf16 on 2 GPUs: nccl, not the copy engines: rank 1's "
+                           "GPU has no peer access"),
+            std::string::npos)
+      << out.str();
+  const nlohmann::json j = scaling_to_json(table);
+  EXPECT_EQ(j[1]["all_reduce"], "copy-engine");
+  EXPECT_TRUE(j[1]["all_reduce_fallback"].is_null());
+  EXPECT_EQ(j[3]["all_reduce"], "nccl");
+}
+
 TEST(ScalingTable, GpuCounts) {
   EXPECT_EQ(*parse_gpu_counts("1,2,4"), (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(*parse_gpu_counts("2,1"), (std::vector<int>{1, 2}));
