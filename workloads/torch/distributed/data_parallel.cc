@@ -28,9 +28,12 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
   if (!config.grad_sync) return;
   std::optional<at::ScalarType> communication_dtype;
   if (config.grad_comm == GradComm::bf16) communication_dtype = at::kBFloat16;
-  copy_engine_ = config.all_reduce == AllReduce::copy_engine;
-  if (config.all_reduce == AllReduce::automatic && device.is_cuda()) {
+  // Every rank learns whether every rank can use the copy engines before any maps another's
+  // memory: asked for and impossible, every rank says why, none waits for a peer that failed.
+  if (config.all_reduce != AllReduce::nccl && device.is_cuda()) {
     const std::string obstacle = copy_engine_obstacle(*group_, device);
+    TORCH_CHECK(config.all_reduce != AllReduce::copy_engine || obstacle.empty(),
+                "--all-reduce copy-engine: ", obstacle, " (--all-reduce nccl or auto use NCCL)");
     copy_engine_ = obstacle.empty();
     if (!copy_engine_) all_reduce_fallback_ = obstacle;
   }

@@ -132,15 +132,15 @@ struct GradientBuckets::Impl {
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& bucket = buckets[next_launch++];
+      if (peer) {
+        peer->launch_average(next_launch - 1);  // its buffer i is the bucket's reduced one
+        continue;
+      }
       // The communication buffer as bf16_compress_hook's all-reduce has it: gradients cast,
       // divided by the world size, summed (all_reduce_average: Gloo divides first; NCCL's
       // average scales the inputs inside the collective).
       at::Tensor& reduced = bucket.communication.defined() ? bucket.communication : bucket.buffer;
-      if (peer) {
-        peer->launch_average(next_launch - 1);
-      } else {
-        bucket.reduce.emplace(group->all_reduce_average(reduced));
-      }
+      bucket.reduce.emplace(group->all_reduce_average(reduced));
     }
   }
 };

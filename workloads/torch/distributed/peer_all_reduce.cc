@@ -125,23 +125,20 @@ struct PeerAllReduce::Impl {
     copy(at(j, layout.flag_offset(phase, i, rank)), at(rank, layout.one_offset), sizeof(uint32_t));
   }
 
-  // Waits on this stream (no SM held) for every other rank's flag of the phase, then clears
-  // them for the next step.
+  // Waits on this stream (no SM held) for every other rank's flag of the phase, clearing each
+  // for the next step once it is seen.
   void wait_for_peers(PeerPhase phase, size_t i) const {
     const MemOps& ops = mem_ops();
     for (int j = 0; j < ranks; ++j) {
       if (j == rank) continue;
       const auto flag = reinterpret_cast<CUdeviceptr>(at(rank, layout.flag_offset(phase, i, j)));
       const CUresult waited = ops.wait(*stream, flag, 1, CU_STREAM_WAIT_VALUE_EQ);
-      TORCH_CHECK(waited == CUDA_SUCCESS, "--all-reduce copy-engine: cuStreamWaitValue32 failed (",
-                  static_cast<int>(waited), ")");
-    }
-    for (int j = 0; j < ranks; ++j) {
-      if (j == rank) continue;
-      const auto flag = reinterpret_cast<CUdeviceptr>(at(rank, layout.flag_offset(phase, i, j)));
-      const CUresult wrote = ops.write(*stream, flag, 0, CU_STREAM_WRITE_VALUE_DEFAULT);
-      TORCH_CHECK(wrote == CUDA_SUCCESS, "--all-reduce copy-engine: cuStreamWriteValue32 failed (",
-                  static_cast<int>(wrote), ")");
+      const CUresult cleared = waited == CUDA_SUCCESS
+                                   ? ops.write(*stream, flag, 0, CU_STREAM_WRITE_VALUE_DEFAULT)
+                                   : waited;
+      TORCH_CHECK(cleared == CUDA_SUCCESS,
+                  "--all-reduce copy-engine: a stream memory operation failed (CUresult ",
+                  static_cast<int>(cleared), ")");
     }
   }
 
