@@ -285,6 +285,8 @@ int main(int argc, char** argv) {
   // at 98 % (a slower card); the job's figure is their sum.
   const int world = std::max(1, std::atoi(flag("--world-size", "1").c_str()));
   const bool synced = flag("--grad-sync", "on") == "on";
+  // --all-reduce auto: the fake machine's GPUs have peer access, so the copy engines.
+  const std::string all_reduce = flag("--all-reduce", "auto") == "nccl" ? "nccl" : "copy-engine";
   const double memory = 8e9 / std::sqrt(mode_factor(a.mode)) * batch / 128.0;
   const double one_gpu = samples / window_s;
   const auto rank_rate = [&](int rank) {
@@ -333,7 +335,8 @@ int main(int argc, char** argv) {
        "\"skipped_steps\":null,\"partial\":" +
        (partial ? "true" : "false") +
        (world > 1 ? ",\"data_parallel\":{\"world_size\":" + std::to_string(world) +
-                        ",\"backend\":\"nccl\",\"grad_sync\":" + (synced ? "true" : "false") +
+                        ",\"backend\":\"nccl\",\"all_reduce\":" + q(all_reduce) +
+                        ",\"grad_sync\":" + (synced ? "true" : "false") +
                         (synced ? ",\"collective_seconds_per_step\":0.004,"
                                   "\"exposed_seconds_per_step\":0.001,\"overlap_fraction\":0.75"
                                 : "") +
