@@ -6,7 +6,6 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
-#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include <utility>
 
 #include "distributed/peer_layout.h"
+#include "gpuscope/host.h"
 
 namespace gpuscope::workloads {
 namespace {
@@ -88,12 +88,6 @@ bool from_hex(const std::string& hex, void* bytes, size_t size) {
   return true;
 }
 
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "?";
-  return name.data();
-}
-
 }  // namespace
 
 struct PeerAllReduce::Impl {
@@ -145,20 +139,15 @@ struct PeerAllReduce::Impl {
   void map_peers(ProcessGroup& group) {
     cudaIpcMemHandle_t handle{};
     check(cudaIpcGetMemHandle(&handle, arena->ptr), "cudaIpcGetMemHandle");
-    const std::string host = host_name();
-    const std::vector<std::string> all =
-        group.all_gather_strings("peer_all_reduce", host + " " + std::to_string(layout.bytes) +
-                                                        " " + to_hex(&handle, sizeof handle));
+    const std::vector<std::string> all = group.all_gather_strings(
+        "peer_all_reduce", std::to_string(layout.bytes) + " " + to_hex(&handle, sizeof handle));
     bases.assign(static_cast<size_t>(ranks), nullptr);
     bases[static_cast<size_t>(rank)] = static_cast<char*>(arena->ptr);
     for (int j = 0; j < ranks; ++j) {
       std::istringstream fields(all[static_cast<size_t>(j)]);
-      std::string peer_host, hex;
+      std::string hex;
       int64_t bytes = 0;
-      fields >> peer_host >> bytes >> hex;
-      TORCH_CHECK(peer_host == host, "--all-reduce copy-engine needs every rank on one host: rank ",
-                  j, " is on ", peer_host, ", rank ", rank, " on ", host,
-                  " (use --all-reduce nccl)");
+      fields >> bytes >> hex;
       TORCH_CHECK(bytes == layout.bytes, "--all-reduce copy-engine: rank ", j, "'s buffers take ",
                   bytes, " bytes, rank ", rank, "'s ", layout.bytes,
                   " (the ranks' models or options differ)");
@@ -260,9 +249,12 @@ std::string copy_engine_obstacle(ProcessGroup& group, const at::Device& device) 
     (void)cudaGetLastError();
     obstacle = "no PCI bus id for GPU " + std::to_string(device.index());
   }
+  // A host name is one word; "?" keeps the fields apart when it cannot be read.
+  std::string host = gpuscope::host_name();
+  if (host.empty()) host = "?";
   std::vector<PeerPlace> places;
   for (const std::string& text :
-       group.all_gather_strings("peer_place", host_name() + " " + std::string(bus.data()))) {
+       group.all_gather_strings("peer_place", host + " " + std::string(bus.data()))) {
     std::istringstream fields(text);
     PeerPlace place;
     fields >> place.host >> place.pci_bus_id;

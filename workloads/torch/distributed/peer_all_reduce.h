@@ -48,8 +48,9 @@ class PeerAllReduce {
   // `device`. Allocates this rank's buffers and scratch in one zeroed allocation, publishes its
   // IPC handle through the group's store and maps every other rank's. `timed`: each average's
   // device time is recorded (not in a CUDA graph capture).
-  // Throws c10::Error when the ranks are not on one host, a peer's memory cannot be mapped, or
-  // the driver lacks stream memory operations.
+  // REQUIRES: copy_engine_obstacle(group, device) was empty (one host, peer access).
+  // Throws c10::Error when a peer's memory cannot be mapped anyway, the ranks' buffers differ,
+  // or the driver lacks stream memory operations.
   PeerAllReduce(ProcessGroup& group, const std::vector<BufferSpec>& buffers,
                 const at::Device& device, bool timed);
   ~PeerAllReduce();

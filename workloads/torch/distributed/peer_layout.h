@@ -1,7 +1,8 @@
 // Where the copy-engine all-reduce (peer_all_reduce.h) keeps everything in each rank's one
 // peer-mapped allocation, and which part of a buffer each rank reduces. Every rank computes the
 // same layout from the same buffers, so an offset names the same thing in every rank's
-// allocation: a rank writes into a peer's at the offsets of its own. No CUDA here.
+// allocation: a rank writes into a peer's at the offsets of its own. Also the ranks' side of
+// --all-reduce auto's choice (peer_obstacle). No CUDA here: all of it is tested on the CPU.
 #pragma once
 
 #include <cstdint>
