@@ -252,7 +252,7 @@ import json, sys
 # Each run's rank-0 start (its switches) then result. eff.: against the 1-GPU eager run (the
 # scaling table's baseline); same: against the 1-GPU run with the same CUDA graphs switch.
 print(f'{"model":8} {"GPUs":>4} {"views":>5} {"bstep":>5} {"graphs":>6} {"cap MiB":>7} {"samples/s":>10}'
-      f' {"eff.":>6} {"same":>6} {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8}')
+      f' {"eff.":>6} {"same":>6} {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8} {"all-reduce":>11}')
 for path in sys.argv[1:]:
     one, opts, label = {}, {}, ""
     for line in open(path):
@@ -289,7 +289,9 @@ for path in sys.argv[1:]:
                   f' {str(opts.get("cuda_graphs")):>6} {cap // 2**20 if cap else "-":>7}'
                   f' {sps:10.1f} {eff:>6} {same:>6}'
                   f' {ms(dp.get("collective_seconds_per_step")):>8}'
-                  f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f} {label}')
+                  f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f}'
+                  f' {(dp.get("all_reduce") or "-") + (",shard" if dp.get("optimizer_sharded") else ""):>11}'
+                  f' {label}')
             label = ""
 PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
@@ -347,11 +349,14 @@ fault() {
 # distance a wrong average would show) -> multi_ce_guard.out; then ab's rows for MULTI_MODELS
 # with MULTI_AB_EXTRA set to the copy-engine rows (with graphs, eager, and NCCL eager for the
 # eager comparison). Leaves bin.tar.gz (bin/gpuscope-torch) in $OUT for later calls.
+# MULTI_CE_RUNS="ARGS;ARGS" replaces the guard's runs (each led by the --all-reduce value; the
+# first "nccl --graphs off" is the reference), MULTI_AB_EXTRA the ab rows. The guard table also
+# names the runs whose losses are the same to the bit.
 ce() {
   local g=(--model vit_b16 --mode amp_bf16 --batch 32 --task guard --guard-steps 30
-    --world-size "$gpus" --dist-timeout 120 --quiet) run
-  for run in "nccl --graphs off" "copy-engine --graphs off" "copy-engine --graphs on" \
-    "copy-engine --graphs on --grad-comm bf16" "nccl --graphs off --grad-sync off"; do
+    --world-size "$gpus" --dist-timeout 120 --quiet) run runs
+  IFS=';' read -r -a runs <<<"${MULTI_CE_RUNS:-nccl --graphs off;copy-engine --graphs off;copy-engine --graphs on;copy-engine --graphs on --grad-comm bf16;nccl --graphs off --grad-sync off}"
+  for run in "${runs[@]}"; do
     # shellcheck disable=SC2086 # several words
     ours "ce_guard_${run// /_}" "${g[@]}" --all-reduce $run
   done
@@ -366,11 +371,12 @@ for path in sys.argv[1:]:
 ref = runs.get("nccl_--graphs_off")
 for name, losses in sorted(runs.items()):
     worst = max(abs(a - b) / abs(b) for a, b in zip(losses, ref)) if ref else float("nan")
-    print(f"{name:45} steps {len(losses):3}  first {losses[0]:.5f}  last {losses[-1]:.5f}"
-          f"  max |rel. diff| vs NCCL eager {worst:.2e}")
+    same = [n for n, l in sorted(runs.items()) if n != name and l == losses]
+    print(f"{name:60} steps {len(losses):3}  first {losses[0]:.5f}  last {losses[-1]:.5f}"
+          f"  max |rel. diff| vs NCCL eager {worst:.2e}  same to the bit: {', '.join(same) or '-'}")
 PY
   MULTI_AB_GRAPHS_ONLY=1 \
-    MULTI_AB_EXTRA="--all-reduce copy-engine;--all-reduce copy-engine --graphs off;--graphs off" ab
+    MULTI_AB_EXTRA="${MULTI_AB_EXTRA:---all-reduce copy-engine;--all-reduce copy-engine --graphs off;--graphs off}" ab
   tar -czf "$out/bin.tar.gz" -C "$root" bin/gpuscope-torch
 }
 

@@ -108,6 +108,8 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   EXPECT_EQ(result["data_parallel"]["all_reduce"], "gloo");
   EXPECT_TRUE(result["data_parallel"]["all_reduce_fallback"].is_null());
   EXPECT_EQ(result["data_parallel"]["bucket_step"], true);
+  // --shard-optimizer auto: no copy engines here, so every rank keeps the whole AdamW.
+  EXPECT_EQ(result["data_parallel"]["optimizer_sharded"], false);
 
   // The averages copied back instead (the step before gradients became bucket views), and AdamW
   // stepping every parameter after the last bucket: the same losses.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "distributed/data_parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "fused_adamw.h"
@@ -469,6 +470,38 @@ TEST_F(OneRankBuckets, ABucketAlreadyInTheCommunicationDtypeIsReducedInPlace) {
       EXPECT_TRUE(in_place->communication_buffer(b).is_same(in_place->bucket_buffer(b))) << b;
     }
   }
+}
+
+TEST_F(OneRankBuckets, ASharedOptimizerNeedsTheCopyEngines) {
+  // On the CPU (Gloo) there are none: the parameters stay where they are.
+  const void* before = params[0].data_ptr();
+  EXPECT_THROW(GradientBuckets(params, *group, 100, true, std::nullopt, /*copy_engine=*/false,
+                               /*sharded=*/true),
+               c10::Error);
+  EXPECT_EQ(params[0].data_ptr(), before);
+  GradientBuckets plain(params, *group, 100);
+  EXPECT_FALSE(plain.sharded());
+  EXPECT_TRUE(plain.shards().empty());
+}
+
+TEST(OptimizerShard, NeedsTheCopyEnginesTheFusedAdamWABucketStepAndNoLossScaling) {
+  RunConfig config;
+  config.mode = PrecisionMode::amp_bf16;
+  EXPECT_EQ(optimizer_shard_obstacle(config, true), "");
+  EXPECT_EQ(optimizer_shard_obstacle(config, false),
+            "the gradients are not all-reduced by the copy engines");
+  RunConfig libtorch = config;
+  libtorch.fused_adamw = false;
+  EXPECT_EQ(optimizer_shard_obstacle(libtorch, true),
+            "LibTorch's AdamW (--fused-adamw off) keeps the whole state");
+  RunConfig after_last = config;
+  after_last.bucket_step = false;
+  EXPECT_EQ(optimizer_shard_obstacle(after_last, true),
+            "--bucket-step off steps every parameter after the last bucket");
+  RunConfig fp16 = config;
+  fp16.mode = PrecisionMode::amp_fp16;
+  EXPECT_EQ(optimizer_shard_obstacle(fp16, true),
+            "fp16's loss scaling skips a step on an overflow in any gradient");
 }
 
 TEST(GradientBuckets, RanksWithoutAveragingWouldDiffer) {

@@ -35,7 +35,8 @@ TEST(Options, Defaults) {
 TEST(Options, DataParallel) {
   const auto parsed = parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
                              "--dist-timeout", "30", "--grad-comm", "bf16", "--bucket-step", "off",
-                             "--grad-sync", "off", "--all-reduce", "copy-engine"});
+                             "--grad-sync", "off", "--all-reduce", "copy-engine",
+                             "--shard-optimizer", "off"});
   ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
   const RunConfig& c = std::get<CommandLine>(parsed).config;
   EXPECT_EQ(c.world_size, 2);
@@ -46,6 +47,9 @@ TEST(Options, DataParallel) {
   EXPECT_FALSE(c.bucket_step);
   EXPECT_FALSE(c.grad_sync);
   EXPECT_EQ(c.all_reduce, AllReduce::copy_engine);
+  EXPECT_EQ(c.shard_optimizer, Toggle::off);
+  EXPECT_EQ(RunConfig{}.shard_optimizer, Toggle::automatic);
+  EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--shard-optimizer", "zero1"})));
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--bucket-views", "maybe"})));
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--all-reduce", "ce"})));
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse({"--grad-sync", "sometimes"})));
@@ -253,6 +257,11 @@ TEST(Options, UsageErrors) {
       {{"--grad-comm", "fp16"}, "--grad-comm expects fp32 or bf16, got 'fp16'"},
       {{"--grad-comm"}, "--grad-comm needs a value (fp32|bf16)"},
       {{"--steps"}, "--steps needs a value (N)"},
+      {{"--shard-optimizer", "on", "--all-reduce", "nccl"},
+       "--shard-optimizer on needs the copy-engine all-reduce (--all-reduce auto or copy-engine), "
+       "not nccl"},
+      {{"--shard-optimizer", "on", "--device", "cpu"},
+       "--shard-optimizer on needs CUDA devices (it runs on the copy-engine all-reduce)"},
       {{"--frobnicate"}, "unknown option '--frobnicate' (see --help)"},
   };
   for (const auto& [args, message] : cases) {

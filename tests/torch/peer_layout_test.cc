@@ -61,8 +61,10 @@ TEST(PeerLayout, EachSenderHasItsOwnScratchSlotAtEveryReceiver) {
 }
 
 TEST(PeerLayout, FlagsBuffersAndScratchDoNotOverlapAndAreAligned) {
+  // The last two only gathered (a sharded optimizer's parameters): no scratch.
   const std::vector<PeerBufferSpec> buffers = {
-      {6'553'600, 4}, {100, 4}, {0, 4}, {3'000'001, 2}, {1, 8}};
+      {6'553'600, 4}, {100, 4}, {0, 4}, {3'000'001, 2}, {1, 8}, {4'000'000, 4, false},
+      {70, 2, false}};
   for (const int ranks : {1, 2, 3, 4}) {
     const PeerLayout layout = make_peer_layout(buffers, ranks);
     std::vector<std::pair<int64_t, int64_t>> spans;  // [begin, end) in bytes
@@ -85,8 +87,11 @@ TEST(PeerLayout, FlagsBuffersAndScratchDoNotOverlapAndAreAligned) {
       for (int k = 0; k < ranks; ++k) {
         EXPECT_LE(peer_chunk(buffers[i].elements, ranks, k).count, layout.chunk_capacity[i]);
       }
-      spans.emplace_back(layout.scratch_offsets[i],
-                         layout.scratch_offsets[i] + (ranks - 1) * layout.chunk_capacity[i] * size);
+      if (buffers[i].reduced) {
+        spans.emplace_back(
+            layout.scratch_offsets[i],
+            layout.scratch_offsets[i] + (ranks - 1) * layout.chunk_capacity[i] * size);
+      }
     }
     EXPECT_EQ(flags.size(), 2 * buffers.size() * static_cast<size_t>(ranks)) << "distinct flags";
     spans.emplace_back(layout.one_offset, layout.one_offset + 4);
@@ -96,6 +101,14 @@ TEST(PeerLayout, FlagsBuffersAndScratchDoNotOverlapAndAreAligned) {
     }
     EXPECT_LE(spans.back().second, layout.bytes);
   }
+}
+
+TEST(PeerLayout, AGatheredOnlyBufferTakesNoScratch) {
+  const PeerLayout reduced = make_peer_layout({{1'000'000, 4}, {1'000'000, 4}}, 4);
+  const PeerLayout gathered = make_peer_layout({{1'000'000, 4}, {1'000'000, 4, false}}, 4);
+  // Three slots of a quarter of the buffer each, 256-byte rounded.
+  EXPECT_EQ(reduced.bytes - gathered.bytes, 3 * reduced.chunk_capacity[1] * 4);
+  EXPECT_EQ(gathered.scratch_offsets[1], gathered.bytes);
 }
 
 TEST(PeerLayout, TheCopyEnginesNeedOneHostAndPeerAccessToEveryOtherGpu) {

@@ -33,6 +33,17 @@ std::vector<at::Tensor> state_views(const std::vector<at::Tensor>& params) {
   return views;
 }
 
+// One fused AdamW update of `params` from `grads`, every tensor at the step count `step`.
+void fused_update(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                  const std::vector<at::Tensor>& exp_avgs,
+                  const std::vector<at::Tensor>& exp_avg_sqs, const at::Tensor& step,
+                  const AdamWOptions& options, const std::optional<at::Tensor>& found_inf) {
+  const std::vector<at::Tensor> steps(params.size(), step);
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps,
+                    options.lr, options.beta1, options.beta2, options.weight_decay, options.eps,
+                    /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
+}
+
 }  // namespace
 
 // Adds `p` (and its state, when given) to the group of its dtype, made when there is none.
@@ -108,11 +119,8 @@ void FusedAdamW::step_groups(const std::vector<Group>& groups,
     std::vector<at::Tensor> grads;
     grads.reserve(group.params.size());
     for (const auto& p : group.params) grads.push_back(p.grad());
-    const std::vector<at::Tensor> steps(group.params.size(), step_);
-    at::_fused_adamw_(group.params, grads, group.exp_avgs, group.exp_avg_sqs,
-                      /*max_exp_avg_sqs=*/{}, steps, options_.lr, options_.beta1, options_.beta2,
-                      options_.weight_decay, options_.eps, /*amsgrad=*/false,
-                      /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
+    fused_update(group.params, grads, group.exp_avgs, group.exp_avg_sqs, step_, options_,
+                 found_inf);
   }
 }
 
@@ -125,6 +133,39 @@ std::vector<at::Tensor> FusedAdamW::grads() const {
   out.reserve(params_.size());
   for (const auto& p : params_) out.push_back(p.grad());
   return out;
+}
+
+ShardedAdamW::ShardedAdamW(const std::vector<Shard>& shards, const at::Device& device,
+                           const AdamWOptions& options)
+    : options_(options) {
+  for (const Shard& shard : shards) {
+    const auto state = at::TensorOptions().device(device).dtype(shard.dtype);
+    exp_avgs_.push_back(at::zeros({shard.elements}, state));
+    exp_avg_sqs_.push_back(at::zeros({shard.elements}, state));
+  }
+  step_ = at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat));
+}
+
+void ShardedAdamW::begin_step() {
+  step_.add_(1);
+}
+
+void ShardedAdamW::step_shard(size_t k, const at::Tensor& params, const at::Tensor& grads) {
+  TORCH_CHECK(params.numel() == exp_avgs_.at(k).numel() && grads.numel() == params.numel() &&
+                  params.scalar_type() == exp_avgs_[k].scalar_type(),
+              "ShardedAdamW: shard ", k, " has ", exp_avgs_[k].numel(), " elements of ",
+              exp_avgs_[k].scalar_type(), ", given ", params.numel(), " of ", params.scalar_type());
+  if (params.numel() == 0) return;
+  fused_update({params}, {grads}, {exp_avgs_[k]}, {exp_avg_sqs_[k]}, step_, options_,
+               std::nullopt);
+}
+
+int64_t ShardedAdamW::state_bytes() const {
+  int64_t bytes = 0;
+  for (size_t k = 0; k < exp_avgs_.size(); ++k) {
+    bytes += 2 * exp_avgs_[k].numel() * static_cast<int64_t>(exp_avgs_[k].element_size());
+  }
+  return bytes;
 }
 
 }  // namespace gpuscope::workloads

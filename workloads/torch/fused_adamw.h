@@ -69,4 +69,33 @@ class FusedAdamW {
   at::Tensor step_;
 };
 
+// AdamW over flat shards, for data parallel with a sharded optimizer (ZeRO stage 1; the
+// copy-engine all-reduce's launch_sharded): shard k is a contiguous run of one dtype's elements —
+// a rank's chunk of a gradient bucket and the same elements of the parameters laid out as the
+// bucket — handed to step_shard as flat tensors. Only those elements have moments here: 1/N of
+// FusedAdamW's state at N ranks. The same kernel as FusedAdamW, so each element's update is the
+// same to the bit (padding between parameters is zeros, which the update keeps at zero).
+class ShardedAdamW {
+ public:
+  struct Shard {
+    int64_t elements = 0;
+    at::ScalarType dtype = at::kFloat;
+  };
+  ShardedAdamW(const std::vector<Shard>& shards, const at::Device& device,
+               const AdamWOptions& options);
+  // Counts the update (the step count the bias corrections use), on the current stream.
+  void begin_step();
+  // Updates shard k's parameters from its gradients, on the current stream. REQUIRES:
+  // begin_step() this update, ordered before this stream's work; params and grads flat, with
+  // shard k's elements and dtype.
+  void step_shard(size_t k, const at::Tensor& params, const at::Tensor& grads);
+  // Device memory of the moments.
+  int64_t state_bytes() const;
+
+ private:
+  AdamWOptions options_;
+  std::vector<at::Tensor> exp_avgs_, exp_avg_sqs_;
+  at::Tensor step_;
+};
+
 }  // namespace gpuscope::workloads

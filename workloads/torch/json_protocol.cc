@@ -171,6 +171,7 @@ std::string result_line(const RunResult& r) {
         .add("all_reduce", dp->all_reduce)
         .add("all_reduce_fallback", dp->all_reduce_fallback)
         .add("bucket_step", dp->bucket_step)
+        .add("optimizer_sharded", dp->optimizer_sharded)
         .add("grad_sync", dp->grad_sync)
         .add("global_batch", dp->global_batch)
         .add("rank_samples_per_second", dp->rank_samples_per_second)

@@ -73,6 +73,7 @@ struct DataParallelRecord {
   std::string all_reduce = "nccl";
   std::optional<std::string> all_reduce_fallback;
   bool bucket_step = false;            // AdamW stepped each bucket as it was averaged
+  bool optimizer_sharded = false;      // each rank updated its chunk of each bucket (ZeRO-1)
   bool grad_sync = true;               // false: --grad-sync off, no gradient was averaged
   int64_t global_batch = 0;            // batch x world size
   double rank_samples_per_second = 0;  // this rank's median

@@ -265,6 +265,13 @@ const std::vector<OptionSpec>& option_table() {
        "backward) or all after the last (off). Applies with the fused AdamW and no loss scaling "
        "(not fp16)",
        boolean(at(&RunConfig::bucket_step))},
+      {"--shard-optimizer", "auto|on|off",
+       "data parallel: each rank keeps AdamW's state for 1/N of the parameters, updates that "
+       "part as soon as its gradients are averaged and sends it to the others (ZeRO stage 1: "
+       "1/N of the optimizer's memory and work per GPU). auto (default): where it applies — the "
+       "copy-engine all-reduce, the fused AdamW, --bucket-step on, no loss scaling (not fp16); "
+       "on: fails elsewhere",
+       toggle(at(&RunConfig::shard_optimizer))},
       {"--grad-sync", "on|off",
        "data parallel: gradients averaged over the ranks (on, default) or not at all (off: each "
        "rank trains its own replica, every GPU busy at once with no communication; the ceiling "
@@ -324,6 +331,15 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
     if (auto error = spec->set(out.config, value)) {
       return UsageError{std::string(arg) + " " + *error};
     }
+  }
+  if (out.config.shard_optimizer == Toggle::on && out.config.all_reduce == AllReduce::nccl) {
+    return UsageError{
+        "--shard-optimizer on needs the copy-engine all-reduce (--all-reduce auto or "
+        "copy-engine), not nccl"};
+  }
+  if (out.config.shard_optimizer == Toggle::on && out.config.device.starts_with("cpu")) {
+    return UsageError{
+        "--shard-optimizer on needs CUDA devices (it runs on the copy-engine all-reduce)"};
   }
   if (out.config.all_reduce == AllReduce::copy_engine && out.config.device.starts_with("cpu")) {
     return UsageError{

@@ -131,6 +131,11 @@ struct RunConfig {
   // The fused AdamW updates each bucket's parameters as soon as that bucket's all-reduce ended,
   // while later buckets' run; off: all of them after the last (grad_buckets.h).
   bool bucket_step = true;
+  // The optimizer sharded over the ranks (ZeRO stage 1, grad_buckets.h): each rank keeps AdamW's
+  // moments for its chunk of each bucket, updates that chunk and sends it to the others. auto:
+  // where it applies (the copy-engine all-reduce, the fused AdamW stepping each bucket, no loss
+  // scaling); on: fails where it does not.
+  Toggle shard_optimizer = Toggle::automatic;
   // Gradients averaged over the ranks (on, as DDP); off: each rank trains its own replica with no
   // all-reduce at all, all ranks at once. Not training: the rate the GPUs reach together without
   // communication, the ceiling of a synchronous data-parallel step (bench --no-sync-ceiling).

@@ -618,9 +618,10 @@ void print_data_parallel_summary(const RunResult& r) {
     return;
   }
   const bool copy_engine = r.data_parallel->all_reduce == "copy-engine";
-  std::fprintf(stderr, "; data parallel x%d (%s), gradients all-reduced in %s%s",
+  std::fprintf(stderr, "; data parallel x%d (%s), gradients all-reduced in %s%s%s",
                r.data_parallel->world_size, r.data_parallel->backend.c_str(),
-               r.data_parallel->grad_comm.c_str(), copy_engine ? " by the copy engines" : "");
+               r.data_parallel->grad_comm.c_str(), copy_engine ? " by the copy engines" : "",
+               r.data_parallel->optimizer_sharded ? ", AdamW sharded over the ranks" : "");
 }
 
 void Run::print_summary(const RunResult& r) const {

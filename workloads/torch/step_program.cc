@@ -15,7 +15,8 @@ StepProgram::StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig&
       task_(config.task),
       plan_(plan_for(config.mode)),
       fused_loss_(resolve_switches(config, device.is_cuda()).fused_loss),
-      device_(device) {
+      device_(device),
+      adamw_(config.adamw) {
   if (!is_training(task_)) return;
   const std::vector<at::Tensor> params = model_->parameters();
   if (config.fused_adamw) {
@@ -41,20 +42,30 @@ void StepProgram::run_eager(const Batch& batch) {
   }
 }
 
-void StepProgram::train_step(const Batch& batch) {
+void StepProgram::drop_gradients() {
   if (fused_) {
     fused_->zero_grad();
-  } else {
+  } else if (libtorch_adamw_) {
     libtorch_adamw_->zero_grad(/*set_to_none=*/true);
+  } else {
+    for (auto& p : model_->parameters()) p.mutable_grad().reset();
   }
+}
+
+void StepProgram::train_step(const Batch& batch) {
+  drop_gradients();
   at::Tensor loss;
   {
     AutocastScope autocast(plan_, device_.device.type());
     loss = model_loss(kind_, model_->forward(batch.input), batch.target, fused_loss_);
   }
   if (gradient_sync_ != nullptr) gradient_sync_->begin_backward();
+  // Sharded, the buckets' hooks update the parameters during the backward: counted first.
+  if (sharded_) sharded_->begin_step();
   (scaler_ ? scaler_->scale_loss(loss) : loss).backward();
-  if (bucket_step_) {
+  if (sharded_) {
+    gradient_sync_->end_backward();
+  } else if (bucket_step_) {
     // AdamW on each bucket's parameters as soon as its averages are in (set_gradient_sync).
     fused_->begin_step();
     gradient_sync_->end_backward([this](size_t bucket) { fused_->step_part(bucket); });
@@ -82,21 +93,46 @@ void StepProgram::optimizer_step() {
   }
 }
 
-bool StepProgram::set_gradient_sync(GradientBuckets* buckets, bool bucket_step) {
-  gradient_sync_ = buckets;
-  bucket_step_ = false;
-  if (buckets == nullptr || !bucket_step || !fused_ || scaler_) return false;
-  std::vector<std::vector<size_t>> parts;
-  for (size_t b = 0; b < buckets->bucket_count(); ++b) parts.push_back(buckets->bucket_members(b));
-  // Every parameter in exactly one bucket (none frozen, none twice), as the split requires.
+bool StepProgram::covers_each_parameter_once(
+    const std::vector<std::vector<size_t>>& parts) const {
   std::vector<int> seen(model_->parameters().size(), 0);
   for (const auto& part : parts) {
     for (const size_t m : part) {
       if (m >= seen.size() || seen[m]++ != 0) return false;
     }
   }
-  if (std::find(seen.begin(), seen.end(), 0) != seen.end()) return false;
-  fused_->split(parts);
+  return std::find(seen.begin(), seen.end(), 0) == seen.end();
+}
+
+bool StepProgram::set_gradient_sync(GradientBuckets* buckets, bool bucket_step) {
+  gradient_sync_ = buckets;
+  bucket_step_ = false;
+  const bool sharded = buckets != nullptr && buckets->sharded();
+  if (buckets == nullptr || (!bucket_step && !sharded) || !fused_ || scaler_) {
+    TORCH_CHECK(!sharded, "a sharded optimizer needs the fused AdamW without loss scaling");
+    return false;
+  }
+  std::vector<std::vector<size_t>> parts;
+  for (size_t b = 0; b < buckets->bucket_count(); ++b) parts.push_back(buckets->bucket_members(b));
+  // Every parameter in exactly one bucket (none frozen, none twice), as the split requires.
+  if (!covers_each_parameter_once(parts)) {
+    TORCH_CHECK(!sharded, "a sharded optimizer needs every parameter in one gradient bucket");
+    return false;
+  }
+  if (sharded) {
+    std::vector<ShardedAdamW::Shard> shards;
+    for (const GradientBuckets::Shard& s : buckets->shards()) {
+      shards.push_back(ShardedAdamW::Shard{s.elements, s.dtype});
+    }
+    sharded_ = std::make_unique<ShardedAdamW>(shards, device_.device, adamw_);
+    buckets->set_shard_update([this](size_t bucket, const at::Tensor& params,
+                                     const at::Tensor& grads) {
+      sharded_->step_shard(bucket, params, grads);
+    });
+    fused_.reset();  // its moments: the whole model's, where this rank now keeps its chunks'
+  } else {
+    fused_->split(parts);
+  }
   bucket_step_ = true;
   return true;
 }
@@ -140,8 +176,7 @@ void StepProgram::release_step_memory() {
   output_ = at::Tensor();
   graphs_.reset();  // a probe's captures; their pool goes once the tensors in it are gone
   last_replayed_ = 0;
-  if (fused_) fused_->zero_grad();
-  if (libtorch_adamw_) libtorch_adamw_->zero_grad(true);
+  if (is_training(task_)) drop_gradients();
   release_cached_memory(device_);
 }
 

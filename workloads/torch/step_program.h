@@ -42,7 +42,11 @@ class StepProgram {
   // averaged, overlapping the later buckets' all-reduces. It applies only with the fused AdamW,
   // without loss scaling (an fp16 step is skipped on an overflow in any gradient) and with every
   // parameter in one bucket. Returns whether it applies.
+  // Sharded buckets (GradientBuckets::sharded, made under those same conditions): AdamW keeps
+  // state for this rank's chunks only and updates them from the buckets' hooks, as each is
+  // averaged; the fused AdamW's full state is freed.
   // REQUIRES: `buckets` outlives this program; it was made on the model's parameters.
+  // Throws c10::Error when the buckets are sharded and the conditions do not hold.
   bool set_gradient_sync(GradientBuckets* buckets, bool bucket_step);
 
   // Frees what a step left (output, gradients, captured graphs, cached blocks), so that the
@@ -61,6 +65,10 @@ class StepProgram {
   void infer_step(const Batch& batch);
   // AdamW on every parameter (loss-scale unscaling first, and the step skipped on an overflow).
   void optimizer_step();
+  // Sets every parameter's gradient to none.
+  void drop_gradients();
+  // Whether `parts` (indices into the model's parameters) hold each parameter exactly once.
+  bool covers_each_parameter_once(const std::vector<std::vector<size_t>>& parts) const;
 
   std::shared_ptr<ReferenceModel> model_;
   ModelKind kind_;
@@ -68,7 +76,9 @@ class StepProgram {
   PrecisionPlan plan_;
   bool fused_loss_ = false;
   DeviceInfo device_;
+  AdamWOptions adamw_;
   std::optional<FusedAdamW> fused_;
+  std::unique_ptr<ShardedAdamW> sharded_;  // in place of fused_ with sharded buckets
   std::unique_ptr<torch::optim::AdamW> libtorch_adamw_;
   std::optional<LossScaler> scaler_;
   at::Tensor loss_;    // fp32, written at the end of each training step

@@ -37,9 +37,24 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
     copy_engine_ = obstacle.empty();
     if (!copy_engine_) all_reduce_fallback_ = obstacle;
   }
-  buckets_ =
-      std::make_unique<GradientBuckets>(model.parameters(), *group_, config.bucket_cap_mb << 20,
-                                        config.bucket_views, communication_dtype, copy_engine_);
+  // The same on every rank: the options are, and so is copy_engine_.
+  const std::string shard_obstacle = optimizer_shard_obstacle(config, copy_engine_);
+  TORCH_CHECK(config.shard_optimizer != Toggle::on || shard_obstacle.empty(),
+              "--shard-optimizer on: ", shard_obstacle);
+  sharded_ = config.shard_optimizer != Toggle::off && shard_obstacle.empty();
+  buckets_ = std::make_unique<GradientBuckets>(model.parameters(), *group_,
+                                               config.bucket_cap_mb << 20, config.bucket_views,
+                                               communication_dtype, copy_engine_, sharded_);
+}
+
+std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine) {
+  if (!copy_engine) return "the gradients are not all-reduced by the copy engines";
+  if (!config.fused_adamw) return "LibTorch's AdamW (--fused-adamw off) keeps the whole state";
+  if (!config.bucket_step) return "--bucket-step off steps every parameter after the last bucket";
+  if (plan_for(config.mode).loss_scaling) {
+    return "fp16's loss scaling skips a step on an overflow in any gradient";
+  }
+  return "";
 }
 
 DataParallel::~DataParallel() = default;
@@ -83,6 +98,7 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
     if (result.peak_reserved_bytes) *result.peak_reserved_bytes += own;
   }
   record.bucket_step = bucket_step_;
+  record.optimizer_sharded = sharded_;
   record.global_batch = result.batch * world_size();
   record.rank_samples_per_second = result.samples_per_second;
   if (comm.steps > 0) {

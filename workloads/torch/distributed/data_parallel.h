@@ -58,8 +58,13 @@ class DataParallel {
   std::unique_ptr<GradientBuckets> buckets_;
   bool bucket_step_ = false;
   bool copy_engine_ = false;  // the buckets are all-reduced by the copy engines
+  bool sharded_ = false;      // and the optimizer is sharded over the ranks
   std::optional<std::string> all_reduce_fallback_;  // --all-reduce auto: why not them
 };
+
+// Why the optimizer cannot be sharded over the ranks (--shard-optimizer), given whether the copy
+// engines all-reduce the gradients; empty when it can.
+std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine);
 
 // Test hook: GPUSCOPE_TORCH_FAULT="R:S" kills rank R with SIGKILL before its step S (how a
 // crashed rank looks to the others). Nothing happens when unset or for another rank/step.

@@ -33,6 +33,8 @@ struct Bucket {
   // The all-reduce's buffer in the communication dtype, copied back into `buffer` after it;
   // undefined when the all-reduce runs on `buffer` itself.
   at::Tensor communication;
+  // Sharded: the parameters, laid out as `buffer` (each parameter's data a view of it).
+  at::Tensor params;
   std::vector<size_t> members;
   size_t pending = 0;  // members whose gradient has not arrived this step
   std::optional<PendingCollective> reduce;
@@ -61,6 +63,8 @@ struct GradientBuckets::Impl {
   ProcessGroup* group = nullptr;
   // --all-reduce copy-engine: the buckets' all-reduces, in place of the group's backend.
   std::unique_ptr<PeerAllReduce> peer;
+  bool sharded = false;
+  ShardUpdate shard_update;
   std::vector<Slot> slots;
   std::vector<Bucket> buckets;
   size_t next_launch = 0;  // buckets launch in index order
@@ -129,11 +133,28 @@ struct GradientBuckets::Impl {
     if (!grads.empty()) at::_foreach_copy_(grads, views);
   }
 
+  // Sharded: the optimizer's update of this rank's chunk of bucket b, on the all-reduce's stream.
+  void update_shard(size_t b, const ChunkRange& chunk) {
+    if (chunk.count == 0) return;
+    Bucket& bucket = buckets[b];
+    at::Tensor grads = bucket.buffer.narrow(0, chunk.begin, chunk.count);
+    if (bucket.communication.defined()) {
+      grads.copy_(bucket.communication.narrow(0, chunk.begin, chunk.count));
+    }
+    shard_update(b, bucket.params.narrow(0, chunk.begin, chunk.count), grads);
+  }
+
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& bucket = buckets[next_launch++];
+      const size_t b = next_launch - 1;
+      if (sharded) {  // the peer buffers: the buckets' reduced ones, then their parameters
+        peer->launch_sharded(b, buckets.size() + b,
+                             [this, b](const ChunkRange& chunk) { update_shard(b, chunk); });
+        continue;
+      }
       if (peer) {
-        peer->launch_average(next_launch - 1);  // its buffer i is the bucket's reduced one
+        peer->launch_average(b);  // its buffer i is the bucket's reduced one
         continue;
       }
       // The communication buffer as bf16_compress_hook's all-reduce has it: gradients cast,
@@ -148,9 +169,12 @@ struct GradientBuckets::Impl {
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
                                  int64_t bucket_cap_bytes, bool gradients_as_views,
                                  std::optional<at::ScalarType> communication_dtype,
-                                 bool copy_engine)
+                                 bool copy_engine, bool sharded)
     : impl_(std::make_unique<Impl>()) {
+  TORCH_CHECK(!sharded || copy_engine,
+              "GradientBuckets: a sharded optimizer needs the copy-engine all-reduce");
   impl_->group = &group;
+  impl_->sharded = sharded;
   impl_->gradients_as_views = gradients_as_views;
   std::unordered_set<const void*> seen;
   std::vector<at::Tensor> unique;
@@ -199,7 +223,14 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
     reduced.push_back(PeerAllReduce::BufferSpec{elements, cast ? *communication_dtype : o.dtype});
   }
   if (copy_engine) {
-    impl_->peer = std::make_unique<PeerAllReduce>(group, reduced, unique.front().device(),
+    std::vector<PeerAllReduce::BufferSpec> peer_buffers = reduced;
+    if (sharded) {  // each bucket's parameters, after the reduced buffers
+      for (size_t k = 0; k < closed.size(); ++k) {
+        peer_buffers.push_back(PeerAllReduce::BufferSpec{reduced[k].elements, closed[k].dtype,
+                                                         /*reduced=*/false});
+      }
+    }
+    impl_->peer = std::make_unique<PeerAllReduce>(group, peer_buffers, unique.front().device(),
                                                   group.time_collectives());
   }
   for (size_t k = 0; k < closed.size(); ++k) {
@@ -215,6 +246,7 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
     };
     bucket.buffer = make(o.dtype, !cast);
     if (cast) bucket.communication = make(reduced[k].dtype, true);
+    if (sharded) bucket.params = impl_->peer->buffer(closed.size() + k);
     int64_t offset = 0;
     for (const size_t m : o.members) {
       Slot& slot = impl_->slots[m];
@@ -225,6 +257,12 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
                          : slot.view;
       slot.offset = offset;
       offset += aligned(slot.param.numel());
+      if (bucket.params.defined()) {  // the parameter's data moves to its place in the bucket
+        const at::NoGradGuard no_grad;
+        at::Tensor place = view_in(bucket.params, slot.param, slot.offset);
+        place.copy_(slot.param);
+        slot.param.set_data(place);
+      }
     }
     bucket.members = o.members;
     impl_->buckets.push_back(std::move(bucket));
@@ -239,6 +277,8 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
 GradientBuckets::~GradientBuckets() = default;
 
 void GradientBuckets::begin_backward() {
+  TORCH_CHECK(!impl_->sharded || impl_->shard_update,
+              "GradientBuckets: sharded, but no shard update was set");
   for (Slot& slot : impl_->slots) {
     slot.ready = false;
     // A view left from an earlier step: autograd would add this step's gradient into the very
@@ -279,8 +319,11 @@ void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
       bucket.reduce->wait();
       if (impl.recording) impl.recorded_collectives.push_back(*bucket.reduce);
     }
-    if (bucket.communication.defined()) bucket.buffer.copy_(bucket.communication);
-    impl.make_gradients(bucket);
+    // Sharded, the parameters are updated: the gradients stay as they are.
+    if (bucket.communication.defined() && !impl.sharded) {
+      bucket.buffer.copy_(bucket.communication);
+    }
+    if (!impl.sharded) impl.make_gradients(bucket);
     // The communication ends with the last bucket's averages in place: what the callbacks queue
     // after that is not communication, what they queued before ran while it went on.
     if (b + 1 == impl.buckets.size() && impl.recording) {
@@ -319,6 +362,23 @@ void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
 
 size_t GradientBuckets::bucket_count() const {
   return impl_->buckets.size();
+}
+
+bool GradientBuckets::sharded() const {
+  return impl_->sharded;
+}
+
+std::vector<GradientBuckets::Shard> GradientBuckets::shards() const {
+  std::vector<Shard> out;
+  if (!impl_->sharded) return out;
+  for (size_t b = 0; b < impl_->buckets.size(); ++b) {
+    out.push_back(Shard{impl_->peer->chunk(b).count, impl_->buckets[b].buffer.scalar_type()});
+  }
+  return out;
+}
+
+void GradientBuckets::set_shard_update(ShardUpdate update) {
+  impl_->shard_update = std::move(update);
 }
 
 int64_t GradientBuckets::own_allocation_bytes() const {

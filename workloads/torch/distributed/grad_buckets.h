@@ -65,10 +65,15 @@ class GradientBuckets {
   // this one (nullopt: every bucket in place, in its own dtype).
   // `copy_engine`: the all-reduces run through the GPUs' copy engines between peer-mapped
   // buffers (peer_all_reduce.h; CUDA, every rank on one host), not through the group's backend.
+  // `sharded` (with copy_engine): the optimizer is sharded (ZeRO stage 1). The parameters move
+  // into peer-mapped buffers laid out as their buckets; each rank averages its chunk of a bucket,
+  // updates that chunk of the parameters itself (set_shard_update) and sends it to the others.
+  // After end_backward every rank holds the updated parameters; a gradient is then the average
+  // in this rank's chunk only (the rest of it is this rank's own), so nothing may read it.
   GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
                   int64_t bucket_cap_bytes = kDefaultBucketCapBytes, bool gradients_as_views = true,
                   std::optional<at::ScalarType> communication_dtype = std::nullopt,
-                  bool copy_engine = false);
+                  bool copy_engine = false, bool sharded = false);
   ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -90,8 +95,25 @@ class GradientBuckets {
   void end_backward(const BucketDone& on_bucket_done = {});
 
   size_t bucket_count() const;
+
+  bool sharded() const;
+  // Sharded: this rank's chunk of bucket b (`elements` of the bucket's dtype), what its
+  // optimizer keeps state for.
+  struct Shard {
+    int64_t elements = 0;
+    at::ScalarType dtype = at::kFloat;
+  };
+  std::vector<Shard> shards() const;
+  // Sharded: called once a step for each bucket, as soon as this rank's chunk of its gradients
+  // is the average: update that chunk of the parameters. `params` and `grads` are flat views of
+  // the chunk (Shard's elements); what it queues on the current stream (the all-reduce's, not
+  // the backward's) runs before the chunk is sent to the other ranks. Called from the backward's
+  // gradient hooks and from end_backward; set before the first begin_backward.
+  using ShardUpdate =
+      std::function<void(size_t bucket, const at::Tensor& params, const at::Tensor& grads)>;
+  void set_shard_update(ShardUpdate update);
   // Device memory this object allocated outside LibTorch's allocator (the copy-engine
-  // all-reduce's buffers); 0 otherwise.
+  // all-reduce's buffers, sharded also the parameters); 0 otherwise.
   int64_t own_allocation_bytes() const;
   // Bucket i's flat buffer: the averages (the all-reduce averages it in place, or its
   // communication buffer, copied back).

@@ -136,6 +136,62 @@ struct PeerAllReduce::Impl {
     }
   }
 
+  // launch_average(i) is launch(i, i, nullptr); launch_sharded passes its update.
+  void launch(size_t i, size_t gathered, const ChunkUpdate* update) {
+    const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device);
+    ready[i].record(current);
+    ready[i].block(*stream);
+    const c10::cuda::CUDAStreamGuard on_stream(*stream);
+    std::optional<at::cuda::CUDAEvent> start;
+    if (recording && timed) {
+      start.emplace(cudaEventDefault);
+      start->record(*stream);
+    }
+    const PeerBufferSpec& spec = layout.buffers[i];
+    const int64_t capacity = layout.chunk_capacity[i];
+    const int64_t buffer_at = layout.buffer_offsets[i];
+    // 1. Every other rank's chunk to it.
+    for (int j = 0; j < ranks; ++j) {
+      if (j == rank) continue;
+      const ChunkRange chunk = peer_chunk(spec.elements, ranks, j);
+      const int64_t slot = peer_scratch_slot(j, rank);
+      copy(at(j, layout.scratch_offsets[i] + slot * capacity * spec.element_size),
+           at(rank, buffer_at + chunk.begin * spec.element_size), chunk.count * spec.element_size);
+      signal(j, PeerPhase::reduce_scatter, i);
+    }
+    // 2. This rank's chunk: the average of every rank's (then, sharded, its update).
+    wait_for_peers(PeerPhase::reduce_scatter, i);
+    const ChunkRange mine = peer_chunk(spec.elements, ranks, rank);
+    if (mine.count > 0) {
+      at::Tensor chunk = buffers[i].narrow(0, mine.begin, mine.count);
+      if (ranks == 2) {
+        chunk.lerp_(scratch[i].narrow(0, 0, mine.count), 0.5);  // one pass: (a + b) / 2
+      } else {
+        for (int s = 0; s + 1 < ranks; ++s) {
+          chunk.add_(scratch[i].narrow(0, s * capacity, mine.count));
+        }
+        chunk.div_(ranks);
+      }
+    }
+    if (update != nullptr) (*update)(mine);
+    // 3. This rank's chunk of the gathered buffer to every other rank, in place in its buffer.
+    const int64_t gathered_at = layout.buffer_offsets[gathered];
+    const int64_t gathered_size = layout.buffers[gathered].element_size;
+    for (int j = 0; j < ranks; ++j) {
+      if (j == rank) continue;
+      copy(at(j, gathered_at + mine.begin * gathered_size),
+           at(rank, gathered_at + mine.begin * gathered_size), mine.count * gathered_size);
+      signal(j, PeerPhase::all_gather, i);
+    }
+    wait_for_peers(PeerPhase::all_gather, i);
+    if (start) {
+      at::cuda::CUDAEvent end(cudaEventDefault);
+      end.record(*stream);
+      timings.emplace_back(std::move(*start), std::move(end));
+    }
+    done[i].record(*stream);
+  }
+
   void map_peers(ProcessGroup& group) {
     cudaIpcMemHandle_t handle{};
     check(cudaIpcGetMemHandle(&handle, arena->ptr), "cudaIpcGetMemHandle");
@@ -179,7 +235,8 @@ PeerAllReduce::PeerAllReduce(ProcessGroup& group, const std::vector<BufferSpec>&
   (void)mem_ops();  // fails here, not in the first backward, when the driver lacks them
   std::vector<PeerBufferSpec> specs;
   for (const BufferSpec& b : buffers) {
-    specs.push_back(PeerBufferSpec{b.elements, static_cast<int64_t>(c10::elementSize(b.dtype))});
+    specs.push_back(
+        PeerBufferSpec{b.elements, static_cast<int64_t>(c10::elementSize(b.dtype)), b.reduced});
   }
   impl.layout = make_peer_layout(specs, impl.ranks);
   c10::cuda::CUDAGuard guard(impl.device);
@@ -201,10 +258,12 @@ PeerAllReduce::PeerAllReduce(ProcessGroup& group, const std::vector<BufferSpec>&
     impl.buffers.push_back(at::from_blob(
         base + impl.layout.buffer_offsets[i], {buffers[i].elements}, [keep](void*) {},
         options.dtype(buffers[i].dtype)));
-    impl.scratch.push_back(at::from_blob(
-        base + impl.layout.scratch_offsets[i],
-        {std::max<int64_t>(1, (impl.ranks - 1) * impl.layout.chunk_capacity[i])}, [keep](void*) {},
-        options.dtype(buffers[i].dtype)));
+    impl.scratch.push_back(
+        buffers[i].reduced
+            ? at::from_blob(base + impl.layout.scratch_offsets[i],
+                            {std::max<int64_t>(1, (impl.ranks - 1) * impl.layout.chunk_capacity[i])},
+                            [keep](void*) {}, options.dtype(buffers[i].dtype))
+            : at::Tensor());
     impl.ready.emplace_back(cudaEventDisableTiming);
     impl.done.emplace_back(cudaEventDisableTiming);
   }
@@ -278,58 +337,20 @@ std::string copy_engine_obstacle(ProcessGroup& group, const at::Device& device) 
 }
 
 void PeerAllReduce::launch_average(size_t i) {
-  Impl& impl = *impl_;
-  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(impl.device);
-  impl.ready[i].record(current);
-  impl.ready[i].block(*impl.stream);
-  const c10::cuda::CUDAStreamGuard on_stream(*impl.stream);
-  std::optional<at::cuda::CUDAEvent> start;
-  if (impl.recording && impl.timed) {
-    start.emplace(cudaEventDefault);
-    start->record(*impl.stream);
-  }
-  const PeerBufferSpec& spec = impl.layout.buffers[i];
-  const int64_t capacity = impl.layout.chunk_capacity[i];
-  const int64_t buffer_at = impl.layout.buffer_offsets[i];
-  // 1. Every other rank's chunk to it.
-  for (int j = 0; j < impl.ranks; ++j) {
-    if (j == impl.rank) continue;
-    const ChunkRange chunk = peer_chunk(spec.elements, impl.ranks, j);
-    const int64_t slot = peer_scratch_slot(j, impl.rank);
-    impl.copy(impl.at(j, impl.layout.scratch_offsets[i] + slot * capacity * spec.element_size),
-              impl.at(impl.rank, buffer_at + chunk.begin * spec.element_size),
-              chunk.count * spec.element_size);
-    impl.signal(j, PeerPhase::reduce_scatter, i);
-  }
-  // 2. This rank's chunk: the average of every rank's.
-  impl.wait_for_peers(PeerPhase::reduce_scatter, i);
-  const ChunkRange mine = peer_chunk(spec.elements, impl.ranks, impl.rank);
-  if (mine.count > 0) {
-    at::Tensor chunk = impl.buffers[i].narrow(0, mine.begin, mine.count);
-    if (impl.ranks == 2) {
-      chunk.lerp_(impl.scratch[i].narrow(0, 0, mine.count), 0.5);  // one pass: (a + b) / 2
-    } else {
-      for (int s = 0; s + 1 < impl.ranks; ++s) {
-        chunk.add_(impl.scratch[i].narrow(0, s * capacity, mine.count));
-      }
-      chunk.div_(impl.ranks);
-    }
-  }
-  // 3. The average to every other rank, in place in its buffer.
-  for (int j = 0; j < impl.ranks; ++j) {
-    if (j == impl.rank) continue;
-    impl.copy(impl.at(j, buffer_at + mine.begin * spec.element_size),
-              impl.at(impl.rank, buffer_at + mine.begin * spec.element_size),
-              mine.count * spec.element_size);
-    impl.signal(j, PeerPhase::all_gather, i);
-  }
-  impl.wait_for_peers(PeerPhase::all_gather, i);
-  if (start) {
-    at::cuda::CUDAEvent end(cudaEventDefault);
-    end.record(*impl.stream);
-    impl.timings.emplace_back(std::move(*start), std::move(end));
-  }
-  impl.done[i].record(*impl.stream);
+  impl_->launch(i, i, nullptr);
+}
+
+void PeerAllReduce::launch_sharded(size_t reduced, size_t gathered, const ChunkUpdate& update) {
+  TORCH_CHECK(impl_->layout.buffers.at(reduced).elements ==
+                      impl_->layout.buffers.at(gathered).elements &&
+                  impl_->layout.buffers[reduced].reduced,
+              "PeerAllReduce::launch_sharded: buffers ", reduced, " and ", gathered,
+              " do not pair");
+  impl_->launch(reduced, gathered, &update);
+}
+
+ChunkRange PeerAllReduce::chunk(size_t i) const {
+  return peer_chunk(impl_->layout.buffers.at(i).elements, impl_->ranks, impl_->rank);
 }
 
 void PeerAllReduce::wait(size_t i) {

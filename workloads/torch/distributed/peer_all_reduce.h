@@ -24,10 +24,12 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "distributed/peer_layout.h"
 #include "distributed/process_group.h"
 
 namespace gpuscope::workloads {
@@ -43,6 +45,7 @@ class PeerAllReduce {
   struct BufferSpec {
     int64_t elements = 0;
     at::ScalarType dtype = at::kFloat;
+    bool reduced = true;  // false: only ever gathered (launch_sharded's `gathered`), no scratch
   };
   // Collective: every rank of `group` constructs it with the same buffers, each on its own CUDA
   // `device`. Allocates this rank's buffers and scratch in one zeroed allocation, publishes its
@@ -66,7 +69,19 @@ class PeerAllReduce {
   // stream so far. Every rank launches the buffers in the same order. Host work only: may run
   // inside a CUDA graph capture.
   void launch_average(size_t i);
-  // The current stream waits for buffer i's average (the host does not block).
+  // Sharded (an optimizer that updates only this rank's part, ZeRO stage 1): this rank's chunk
+  // of buffer `reduced` becomes the average over the ranks (the rest keeps this rank's values),
+  // `update(chunk)` runs (what it queues on the current stream, this object's own there, comes
+  // next), then this rank's chunk of buffer `gathered` goes to every other rank. After
+  // wait(reduced), buffer `gathered` holds every rank's updated chunk. Chunks are the same
+  // elements of both buffers. Host work only: may run inside a CUDA graph capture.
+  // REQUIRES: both buffers have the same elements; `reduced` is reduced.
+  using ChunkUpdate = std::function<void(ChunkRange chunk)>;
+  void launch_sharded(size_t reduced, size_t gathered, const ChunkUpdate& update);
+  // This rank's chunk of buffer i (what it averages, and updates when sharded).
+  ChunkRange chunk(size_t i) const;
+  // The current stream waits for buffer i's average (the host does not block); after
+  // launch_sharded, for the gathered buffer's chunks.
   void wait(size_t i);
 
   // Averages launched from now on are timed (when `timed`).

@@ -33,7 +33,7 @@ PeerLayout make_peer_layout(const std::vector<PeerBufferSpec>& buffers, int rank
     const int64_t capacity = peer_chunk_capacity(b.elements, ranks);
     layout.chunk_capacity.push_back(capacity);
     layout.scratch_offsets.push_back(at);
-    at = round_up(at + (ranks - 1) * capacity * b.element_size, kPeerAlignmentBytes);
+    if (b.reduced) at = round_up(at + (ranks - 1) * capacity * b.element_size, kPeerAlignmentBytes);
   }
   layout.bytes = at;
   return layout;

@@ -20,6 +20,9 @@ inline constexpr int64_t kPeerChunkAlignment = 64;
 struct PeerBufferSpec {
   int64_t elements = 0;
   int64_t element_size = 0;  // bytes
+  // Summed over the ranks (a reduce-scatter lands the others' chunks in its scratch); false: only
+  // gathered (each rank's chunk copied to the others), no scratch.
+  bool reduced = true;
 };
 
 // The elements [begin, begin + count) of a buffer.
@@ -38,7 +41,8 @@ struct PeerLayout {
   int64_t flags_offset = 0;  // uint32 flags [phase][buffer][from rank]
   int64_t one_offset = 0;    // a uint32 that holds 1: the source of every flag copy
   // Buffer i, and where the other ranks' copies of this rank's chunk of it land: ranks - 1
-  // slots of chunk_capacity[i] elements (scratch_slot says whose is where).
+  // slots of chunk_capacity[i] elements (scratch_slot says whose is where; none, and the offset
+  // of the next buffer, for a buffer that is not reduced).
   std::vector<int64_t> buffer_offsets;
   std::vector<int64_t> scratch_offsets;
   std::vector<int64_t> chunk_capacity;  // elements
