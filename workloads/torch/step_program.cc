@@ -93,8 +93,7 @@ void StepProgram::optimizer_step() {
   }
 }
 
-bool StepProgram::covers_each_parameter_once(
-    const std::vector<std::vector<size_t>>& parts) const {
+bool StepProgram::covers_each_parameter_once(const std::vector<std::vector<size_t>>& parts) const {
   std::vector<int> seen(model_->parameters().size(), 0);
   for (const auto& part : parts) {
     for (const size_t m : part) {
@@ -125,10 +124,10 @@ bool StepProgram::set_gradient_sync(GradientBuckets* buckets, bool bucket_step) 
       shards.push_back(ShardedAdamW::Shard{s.elements, s.dtype});
     }
     sharded_ = std::make_unique<ShardedAdamW>(shards, device_.device, adamw_);
-    buckets->set_shard_update([this](size_t bucket, const at::Tensor& params,
-                                     const at::Tensor& grads) {
-      sharded_->step_shard(bucket, params, grads);
-    });
+    buckets->set_shard_update(
+        [this](size_t bucket, const at::Tensor& params, const at::Tensor& grads) {
+          sharded_->step_shard(bucket, params, grads);
+        });
     fused_.reset();  // its moments: the whole model's, where this rank now keeps its chunks'
   } else {
     fused_->split(parts);
