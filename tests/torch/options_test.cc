@@ -33,10 +33,10 @@ TEST(Options, Defaults) {
 }
 
 TEST(Options, DataParallel) {
-  const auto parsed = parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
-                             "--dist-timeout", "30", "--grad-comm", "bf16", "--bucket-step", "off",
-                             "--grad-sync", "off", "--all-reduce", "copy-engine",
-                             "--shard-optimizer", "off"});
+  const auto parsed =
+      parse({"--world-size", "2", "--bucket-cap-mb", "10", "--bucket-views", "off",
+             "--dist-timeout", "30", "--grad-comm", "bf16", "--bucket-step", "off", "--grad-sync",
+             "off", "--all-reduce", "copy-engine", "--shard-optimizer", "off"});
   ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed)) << std::get<UsageError>(parsed).message;
   const RunConfig& c = std::get<CommandLine>(parsed).config;
   EXPECT_EQ(c.world_size, 2);

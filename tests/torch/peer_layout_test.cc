@@ -62,9 +62,9 @@ TEST(PeerLayout, EachSenderHasItsOwnScratchSlotAtEveryReceiver) {
 
 TEST(PeerLayout, FlagsBuffersAndScratchDoNotOverlapAndAreAligned) {
   // The last two only gathered (a sharded optimizer's parameters): no scratch.
-  const std::vector<PeerBufferSpec> buffers = {
-      {6'553'600, 4}, {100, 4}, {0, 4}, {3'000'001, 2}, {1, 8}, {4'000'000, 4, false},
-      {70, 2, false}};
+  const std::vector<PeerBufferSpec> buffers = {{6'553'600, 4}, {100, 4}, {0, 4},
+                                               {3'000'001, 2}, {1, 8},   {4'000'000, 4, false},
+                                               {70, 2, false}};
   for (const int ranks : {1, 2, 3, 4}) {
     const PeerLayout layout = make_peer_layout(buffers, ranks);
     std::vector<std::pair<int64_t, int64_t>> spans;  // [begin, end) in bytes

@@ -39,8 +39,8 @@ void fused_update(const std::vector<at::Tensor>& params, const std::vector<at::T
                   const std::vector<at::Tensor>& exp_avg_sqs, const at::Tensor& step,
                   const AdamWOptions& options, const std::optional<at::Tensor>& found_inf) {
   const std::vector<at::Tensor> steps(params.size(), step);
-  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps,
-                    options.lr, options.beta1, options.beta2, options.weight_decay, options.eps,
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, options.lr,
+                    options.beta1, options.beta2, options.weight_decay, options.eps,
                     /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
 }
 
@@ -156,8 +156,7 @@ void ShardedAdamW::step_shard(size_t k, const at::Tensor& params, const at::Tens
               "ShardedAdamW: shard ", k, " has ", exp_avgs_[k].numel(), " elements of ",
               exp_avgs_[k].scalar_type(), ", given ", params.numel(), " of ", params.scalar_type());
   if (params.numel() == 0) return;
-  fused_update({params}, {grads}, {exp_avgs_[k]}, {exp_avg_sqs_[k]}, step_, options_,
-               std::nullopt);
+  fused_update({params}, {grads}, {exp_avgs_[k]}, {exp_avg_sqs_[k]}, step_, options_, std::nullopt);
 }
 
 int64_t ShardedAdamW::state_bytes() const {

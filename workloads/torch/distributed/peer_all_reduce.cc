@@ -260,9 +260,10 @@ PeerAllReduce::PeerAllReduce(ProcessGroup& group, const std::vector<BufferSpec>&
         options.dtype(buffers[i].dtype)));
     impl.scratch.push_back(
         buffers[i].reduced
-            ? at::from_blob(base + impl.layout.scratch_offsets[i],
-                            {std::max<int64_t>(1, (impl.ranks - 1) * impl.layout.chunk_capacity[i])},
-                            [keep](void*) {}, options.dtype(buffers[i].dtype))
+            ? at::from_blob(
+                  base + impl.layout.scratch_offsets[i],
+                  {std::max<int64_t>(1, (impl.ranks - 1) * impl.layout.chunk_capacity[i])},
+                  [keep](void*) {}, options.dtype(buffers[i].dtype))
             : at::Tensor());
     impl.ready.emplace_back(cudaEventDisableTiming);
     impl.done.emplace_back(cudaEventDisableTiming);
@@ -341,11 +342,10 @@ void PeerAllReduce::launch_average(size_t i) {
 }
 
 void PeerAllReduce::launch_sharded(size_t reduced, size_t gathered, const ChunkUpdate& update) {
-  TORCH_CHECK(impl_->layout.buffers.at(reduced).elements ==
-                      impl_->layout.buffers.at(gathered).elements &&
-                  impl_->layout.buffers[reduced].reduced,
-              "PeerAllReduce::launch_sharded: buffers ", reduced, " and ", gathered,
-              " do not pair");
+  TORCH_CHECK(
+      impl_->layout.buffers.at(reduced).elements == impl_->layout.buffers.at(gathered).elements &&
+          impl_->layout.buffers[reduced].reduced,
+      "PeerAllReduce::launch_sharded: buffers ", reduced, " and ", gathered, " do not pair");
   impl_->launch(reduced, gathered, &update);
 }
 
