@@ -200,6 +200,8 @@ struct Row {
   // What averaged the gradients ("copy-engine", "nccl", "gloo") and, when gpuscope-torch's
   // --all-reduce auto could not use the copy engines, why.
   std::optional<std::string> all_reduce, all_reduce_fallback;
+  // Whether each rank kept AdamW's state for 1/N of the parameters (--shard-optimizer).
+  std::optional<bool> optimizer_sharded;
   // The slowest rank's own samples/s: with gradient sync every rank steps at the job's pace;
   // without, each at its GPU's own.
   std::optional<double> slowest_rank_samples_per_second;

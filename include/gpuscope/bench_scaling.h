@@ -35,6 +35,7 @@ struct ScalingRow {
   std::optional<double> memory_per_gpu_bytes;      // the largest rank's peak reserved
   std::optional<std::string> all_reduce;           // what averaged the gradients (Row's)
   std::optional<std::string> all_reduce_fallback;  // why not the copy engines, under auto
+  std::optional<bool> optimizer_sharded;           // AdamW's state 1/N a rank (Row's)
   // From the twin without gradient sync (--no-sync-ceiling); absent without it or when it was
   // skipped (no_sync_skip_reason says why).
   std::optional<double> ceiling_samples_per_second;      // gpus x its slowest rank's samples/s

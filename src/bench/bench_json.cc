@@ -19,6 +19,9 @@ nlohmann::json opt(const std::optional<std::string>& v) {
 nlohmann::json opt(const std::optional<int>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
+nlohmann::json opt(const std::optional<bool>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 nlohmann::json guard_json(const std::optional<GuardResult>& g) {
   if (!g) return nullptr;
@@ -86,7 +89,8 @@ nlohmann::json row_json(const Row& r) {
         {"peak_reserved_per_gpu_bytes", opt(r.peak_reserved_per_gpu_bytes)},
         {"slowest_rank_samples_per_second", opt(r.slowest_rank_samples_per_second)},
         {"all_reduce", opt(r.all_reduce)},
-        {"all_reduce_fallback", opt(r.all_reduce_fallback)}};
+        {"all_reduce_fallback", opt(r.all_reduce_fallback)},
+        {"optimizer_sharded", opt(r.optimizer_sharded)}};
   }
   return j;
 }

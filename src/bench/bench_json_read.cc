@@ -149,6 +149,8 @@ Row row_from(const json& j, const std::string& where) {
     r.slowest_rank_samples_per_second = dp.opt_number("slowest_rank_samples_per_second");
     r.all_reduce = dp.opt_text("all_reduce");
     r.all_reduce_fallback = dp.opt_text("all_reduce_fallback");
+    // Absent from bench documents written before --shard-optimizer.
+    r.optimizer_sharded = dp.opt_bool("optimizer_sharded");
     check(dp);
   }
   return r;

@@ -93,6 +93,7 @@ std::vector<ScalingRow> scaling_table(const std::vector<Row>& rows) {
                                                                 : r->peak_reserved_bytes;
         s.all_reduce = r->all_reduce;
         s.all_reduce_fallback = r->all_reduce_fallback;
+        s.optimizer_sharded = r->optimizer_sharded;
       }
       if (const auto twin = alone.find(s.gpus); twin != alone.end()) {
         add_ceiling(*twin->second, one_gpu, s);
@@ -134,7 +135,9 @@ void print_scaling_table(const std::vector<ScalingRow>& table, std::ostream& out
                std::to_string(s.gpus),
                or_dash(s.samples_per_second, rate),
                or_dash(s.efficiency, pct),
-               s.gpus > 1 ? s.all_reduce.value_or("-") : "",
+               s.gpus > 1 ? s.all_reduce.value_or("-") +
+                                (s.optimizer_sharded.value_or(false) ? ", AdamW sharded" : "")
+                          : "",
                or_dash(s.collective_seconds, ms),
                or_dash(s.exposed_seconds, ms),
                or_dash(s.overlap_fraction, pct),
@@ -165,6 +168,11 @@ void print_scaling_table(const std::vector<ScalingRow>& table, std::ostream& out
                          s.all_reduce.value_or("the backend"), *s.all_reduce_fallback);
     }
   }
+  if (std::any_of(table.begin(), table.end(),
+                  [](const ScalingRow& s) { return s.optimizer_sharded.value_or(false); })) {
+    out << "  AdamW sharded: each GPU kept the optimizer's state for 1/N of the parameters, "
+           "updated that part and sent it to the others (gpuscope-torch --shard-optimizer)\n";
+  }
   if (ceilings) {
     out << "  no-sync ceiling = GPUs x the slowest GPU's samples/s while every GPU trains alone "
            "(--grad-sync off);\n"
@@ -189,6 +197,8 @@ nlohmann::json scaling_to_json(const std::vector<ScalingRow>& table) {
                    {"all_reduce", s.all_reduce ? nlohmann::json(*s.all_reduce) : nullptr},
                    {"all_reduce_fallback",
                     s.all_reduce_fallback ? nlohmann::json(*s.all_reduce_fallback) : nullptr},
+                   {"optimizer_sharded",
+                    s.optimizer_sharded ? nlohmann::json(*s.optimizer_sharded) : nullptr},
                    {"no_sync_ceiling_samples_per_second", opt(s.ceiling_samples_per_second)},
                    {"slowest_gpu_samples_per_second", opt(s.slowest_gpu_samples_per_second)},
                    {"gpus_together", opt(s.gpus_together)},

@@ -84,6 +84,9 @@ void fill_data_parallel(const nlohmann::json& dp, Row& row) {
   if (const std::string why = text(dp, "all_reduce_fallback"); !why.empty()) {
     row.all_reduce_fallback = why;
   }
+  if (dp.contains("optimizer_sharded") && dp["optimizer_sharded"].is_boolean()) {
+    row.optimizer_sharded = dp["optimizer_sharded"].get<bool>();
+  }
   if (dp.contains("ranks") && dp["ranks"].is_array()) {
     for (const auto& rank : dp["ranks"]) {
       if (!rank.is_object()) continue;

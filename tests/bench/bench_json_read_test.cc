@@ -88,6 +88,7 @@ BenchResult full_result() {
   c.slowest_rank_samples_per_second = 3040.5;
   c.all_reduce = "nccl";
   c.all_reduce_fallback = "rank 1 is on another host (node2)";
+  c.optimizer_sharded = false;
   c.wall_seconds = 30;
   r.rows = {a, b, c};
   r.guards = {{"resnet50", "fp32", LossCurve{{2.3, 1.0, 0.3}, {}, {}}, {Verdict::ok, "2.3 -> 0.3"}},
@@ -115,6 +116,7 @@ TEST(BenchJsonRead, RoundTripGivesTheSameDocumentAndRows) {
   EXPECT_EQ(read->rows[2].world_size, 2);
   EXPECT_EQ(read->rows[2].all_reduce, "nccl");
   EXPECT_EQ(read->rows[2].all_reduce_fallback, "rank 1 is on another host (node2)");
+  EXPECT_EQ(read->rows[2].optimizer_sharded, false);
   EXPECT_FALSE(read->rows[2].collective_seconds_per_step.has_value());
   const RowSpec& spec = read->rows[0].spec;
   EXPECT_EQ(spec.knobs, original.rows[0].spec.knobs);

@@ -140,6 +140,7 @@ TEST(ScalingTable, SaysWhyAStepRunAsAGraphHasNoAllReduceFigures) {
 TEST(ScalingTable, SaysWhatAveragedTheGradientsAndWhyNotTheCopyEngines) {
   Row copy_engine = row("vit_b16", 2, 5800.0);
   copy_engine.all_reduce = "copy-engine";
+  copy_engine.optimizer_sharded = true;
   Row fell_back = row("gpt2", 2, 490.0);
   fell_back.all_reduce = "nccl";
   fell_back.all_reduce_fallback = "rank 1's GPU has no peer access to rank 0's (0000:18:00.0)";
@@ -151,7 +152,8 @@ TEST(ScalingTable, SaysWhatAveragedTheGradientsAndWhyNotTheCopyEngines) {
   EXPECT_EQ(table[3].all_reduce_fallback, fell_back.all_reduce_fallback);
   std::ostringstream out;
   print_scaling_table(table, out);
-  EXPECT_NE(out.str().find("copy-engine"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("copy-engine, AdamW sharded"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("optimizer's state for 1/N"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("gpt2 train amp_bf16 on 2 GPUs: nccl, not the copy engines: rank 1's "
                            "GPU has no peer access"),
             std::string::npos)
@@ -160,6 +162,8 @@ TEST(ScalingTable, SaysWhatAveragedTheGradientsAndWhyNotTheCopyEngines) {
   EXPECT_EQ(j[1]["all_reduce"], "copy-engine");
   EXPECT_TRUE(j[1]["all_reduce_fallback"].is_null());
   EXPECT_EQ(j[3]["all_reduce"], "nccl");
+  EXPECT_EQ(j[1]["optimizer_sharded"], true);
+  EXPECT_TRUE(j[3]["optimizer_sharded"].is_null());
 }
 
 TEST(ScalingTable, GpuCounts) {

@@ -53,7 +53,8 @@ TEST(TorchProtocol, DataParallelSummaryOfRankZero) {
             R"({"v":1,"rank":0,"type":"result","batch":160,"samples_per_second":5105.0,)"
             R"("step_seconds":{"median":0.063},"peak_reserved_bytes":1.3e10,"partial":false,)"
             R"("data_parallel":{"world_size":2,"backend":"nccl","all_reduce":"copy-engine",)"
-            R"("all_reduce_fallback":null,"collective_seconds_per_step":0.012,)"
+            R"("all_reduce_fallback":null,"optimizer_sharded":true,)"
+            R"("collective_seconds_per_step":0.012,)"
             R"("exposed_seconds_per_step":0.001,"overlap_fraction":0.917,"ranks":[)"
             R"({"rank":0,"peak_reserved_bytes":1.3e10,"samples_per_second":2560.5},)"
             R"({"rank":1,"peak_reserved_bytes":1.4e10,"samples_per_second":2544.5}]}})",
@@ -70,6 +71,7 @@ TEST(TorchProtocol, DataParallelSummaryOfRankZero) {
   EXPECT_DOUBLE_EQ(*row.slowest_rank_samples_per_second, 2544.5);
   EXPECT_EQ(row.all_reduce, "copy-engine");
   EXPECT_FALSE(row.all_reduce_fallback);
+  EXPECT_EQ(row.optimizer_sharded, true);
 }
 
 TEST(TorchProtocol, ARankThatFailedFailsTheRow) {

@@ -99,8 +99,8 @@ TEST(CliBench, GpusGivesAScalingTable) {
                            "Scaling",
                            "97.0%",       // the fake scales at 97 %
                            "75.0%",       // and hides 75 % of its all-reduce
-                           "copy-engine"  // gpuscope-torch's default on one host
-                       }));
+                           // gpuscope-torch's default on one host
+                           "copy-engine, AdamW sharded"}));
   EXPECT_THAT(slurp(log), HasSubstr("--world-size 2"));
   // `-- --all-reduce nccl` reaches every row; the table says what ran.
   CliRun nccl = bench(
@@ -109,6 +109,7 @@ TEST(CliBench, GpusGivesAScalingTable) {
   EXPECT_EQ(nccl.exit_code, kExitOk) << nccl.err;
   EXPECT_THAT(nccl.out, HasSubstr("nccl"));
   EXPECT_THAT(nccl.out, ::testing::Not(HasSubstr("copy-engine")));
+  EXPECT_THAT(nccl.out, ::testing::Not(HasSubstr("sharded")));
   EXPECT_EQ(bench("--model vit_b16 --gpus 1,x").exit_code, kExitUsage);
   EXPECT_EQ(bench("--model vit_b16 --task infer --gpus 1,2").exit_code, kExitUsage);
 }

@@ -287,6 +287,9 @@ int main(int argc, char** argv) {
   const bool synced = flag("--grad-sync", "on") == "on";
   // --all-reduce auto: the fake machine's GPUs have peer access, so the copy engines.
   const std::string all_reduce = flag("--all-reduce", "auto") == "nccl" ? "nccl" : "copy-engine";
+  // --shard-optimizer auto: sharded with the copy engines and no loss scaling (not fp16).
+  const bool sharded = all_reduce == "copy-engine" && flag("--shard-optimizer", "auto") != "off" &&
+                       a.mode.find("fp16") == std::string::npos;
   const double memory = 8e9 / std::sqrt(mode_factor(a.mode)) * batch / 128.0;
   const double one_gpu = samples / window_s;
   const auto rank_rate = [&](int rank) {
@@ -336,6 +339,7 @@ int main(int argc, char** argv) {
        (partial ? "true" : "false") +
        (world > 1 ? ",\"data_parallel\":{\"world_size\":" + std::to_string(world) +
                         ",\"backend\":\"nccl\",\"all_reduce\":" + q(all_reduce) +
+                        ",\"optimizer_sharded\":" + (sharded ? "true" : "false") +
                         ",\"grad_sync\":" + (synced ? "true" : "false") +
                         (synced ? ",\"collective_seconds_per_step\":0.004,"
                                   "\"exposed_seconds_per_step\":0.001,\"overlap_fraction\":0.75"
