@@ -34,7 +34,8 @@
 #       # against NCCL's: the same guard losses, then ab's rows (see ce() below)
 #   bash bench/multi_device.sh fault [BIN_TGZ] # there, no carry: a rank that dies under NCCL
 #       # (GPUSCOPE_TORCH_FAULT kills rank 1 at step 15; eager, with CUDA graphs, and with the
-#       # copy-engine all-reduce) and more
+#       # copy-engine all-reduce), one that hangs (stopped at step 15; copy engines and NCCL,
+#       # --dist-timeout 20) and more
 #       # ranks than GPUs: how long the job takes to end and what it reports -> multi_fault.out
 #   bash bench/multi_device.sh comm [BIN_TGZ] # there, no carry: gradient all-reduces in fp32
 #       # and in bf16, like for like (gpuscope-torch built as for ab, or from BIN_TGZ): per model
@@ -336,9 +337,15 @@ fault() {
   {
     run_fault eager env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus" --graphs off
     run_fault graphs env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus"
-    # The copy-engine all-reduce has no collective timeout: the launcher's grace ends the others.
+    # A dead rank under the copy engines: the launcher's grace ends the others.
     run_fault copy-engine env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus" \
       --all-reduce copy-engine
+    # A rank that hangs (SIGSTOP, not dead): the copy engines' stall watchdog ends the others
+    # after --dist-timeout, as NCCL's watchdog does under NCCL.
+    run_fault copy-engine-stopped env GPUSCOPE_TORCH_FAULT=1:15:stop "$bin" "${args[@]}" \
+      --world-size "$gpus" --all-reduce copy-engine --dist-timeout 20
+    run_fault nccl-stopped env GPUSCOPE_TORCH_FAULT=1:15:stop "$bin" "${args[@]}" \
+      --world-size "$gpus" --all-reduce nccl --dist-timeout 20
     run_fault more-ranks-than-gpus "$bin" "${args[@]}" --world-size $((gpus + 2))
   } 2>&1 | tee "$out/multi_fault.out"
 }

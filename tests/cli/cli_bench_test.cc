@@ -95,12 +95,11 @@ TEST(CliBench, GpusGivesAScalingTable) {
   CliRun run = bench("--model vit_b16 --mode amp_bf16 --gpus 1,2 --guard off --windows 1 --steps 2",
                      {"GPUSCOPE_FAKE_TORCH_LOG=" + log});
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_THAT(run.out, HasAllSubstrs({
-                           "Scaling",
-                           "97.0%",       // the fake scales at 97 %
-                           "75.0%",       // and hides 75 % of its all-reduce
-                           // gpuscope-torch's default on one host
-                           "copy-engine, AdamW sharded"}));
+  EXPECT_THAT(run.out, HasAllSubstrs({"Scaling",
+                                      "97.0%",  // the fake scales at 97 %
+                                      "75.0%",  // and hides 75 % of its all-reduce
+                                      // gpuscope-torch's default on one host
+                                      "copy-engine, AdamW sharded"}));
   EXPECT_THAT(slurp(log), HasSubstr("--world-size 2"));
   // `-- --all-reduce nccl` reaches every row; the table says what ran.
   CliRun nccl = bench(
@@ -129,8 +128,11 @@ TEST(CliBench, ADataParallelRowsPowerAndEnergyAreEveryGpus) {
   const nlohmann::json& two = doc["rows"][1];
   ASSERT_TRUE(one["power_avg_w"].is_number()) << one.dump();
   ASSERT_TRUE(two["power_avg_w"].is_number()) << two.dump();
-  EXPECT_NEAR(one["power_avg_w"].get<double>(), 300, 3);
-  EXPECT_NEAR(two["power_avg_w"].get<double>(), 600, 6);
+  // Within 10 %: the fake's energy counter follows the wall clock, and on a loaded host a
+  // sample's timestamp and its energy reading can be tens of ms apart in a window under a
+  // second (289 W was seen beside a parallel test run); 600 against 300 W is what is checked.
+  EXPECT_NEAR(one["power_avg_w"].get<double>(), 300, 30);
+  EXPECT_NEAR(two["power_avg_w"].get<double>(), 600, 60);
   EXPECT_NEAR(two["timed_samples"].get<double>(), 2 * one["timed_samples"].get<double>(), 1e-9);
   EXPECT_NEAR(two["joules_per_sample"].get<double>(), one["joules_per_sample"].get<double>(),
               0.05 * one["joules_per_sample"].get<double>());

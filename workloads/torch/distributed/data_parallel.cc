@@ -135,7 +135,8 @@ void maybe_inject_fault(const RunConfig& config, int64_t step) {
   if (colon == std::string::npos) return;
   if (std::atoi(spec.substr(0, colon).c_str()) == config.launch.rank &&
       std::atoll(spec.substr(colon + 1).c_str()) == step) {
-    std::raise(SIGKILL);
+    // ":stop" after the step: the rank hangs (stopped, not dead) instead of dying.
+    std::raise(spec.ends_with(":stop") ? SIGSTOP : SIGKILL);
   }
 }
 

@@ -67,7 +67,8 @@ class DataParallel {
 std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine);
 
 // Test hook: GPUSCOPE_TORCH_FAULT="R:S" kills rank R with SIGKILL before its step S (how a
-// crashed rank looks to the others). Nothing happens when unset or for another rank/step.
+// crashed rank looks to the others); "R:S:stop" stops it with SIGSTOP instead (a rank that
+// hangs). Nothing happens when unset or for another rank/step.
 void maybe_inject_fault(const RunConfig& config, int64_t step);
 
 }  // namespace gpuscope::workloads

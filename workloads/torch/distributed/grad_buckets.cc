@@ -351,6 +351,7 @@ void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
     }
   }
+  if (impl.peer) impl.peer->mark_step();
   if (!impl.recording) return;
   ++impl.steps;
   if (impl.cuda) {

@@ -24,7 +24,10 @@ std::optional<double> PendingCollective::device_seconds() const {
 
 ProcessGroup::ProcessGroup(const LaunchEnv& env, const at::Device& device,
                            std::chrono::milliseconds timeout, bool time_collectives)
-    : rank_(env.rank), size_(env.world_size), time_collectives_(time_collectives) {
+    : rank_(env.rank),
+      size_(env.world_size),
+      time_collectives_(time_collectives),
+      timeout_(timeout) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(env.master_port);
   options.isServer = env.rank == 0;

@@ -55,6 +55,8 @@ class ProcessGroup {
   const std::string& backend_name() const { return backend_name_; }
   // Whether collectives are to be timed on the device (the constructor's `time_collectives`).
   bool time_collectives() const { return time_collectives_; }
+  // The constructor's `timeout`.
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
   // Starts a sum all-reduce of `tensor` in place (every rank the same shape and dtype).
   PendingCollective all_reduce_sum(at::Tensor& tensor);
@@ -71,6 +73,7 @@ class ProcessGroup {
   int size_ = 1;
   std::string backend_name_;
   bool time_collectives_ = true;
+  std::chrono::milliseconds timeout_{0};
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::Backend> backend_;
 };
