@@ -329,6 +329,8 @@ fault() {
   run_fault() {
     local label="$1"
     shift
+    # MULTI_FAULT_CASES="copy-engine-stopped nccl-stopped": only those cases.
+    [[ -z "${MULTI_FAULT_CASES:-}" || " $MULTI_FAULT_CASES " == *" $label "* ]] || return 0
     start=$(date +%s)
     timeout -k 10 400 "$@" >"$out/multi_fault_$label.jsonl" 2>"$out/multi_fault_$label.err"
     echo "$label: exit $? in $(($(date +%s) - start)) s"
@@ -340,8 +342,8 @@ fault() {
     # A dead rank under the copy engines: the launcher's grace ends the others.
     run_fault copy-engine env GPUSCOPE_TORCH_FAULT=1:15 "$bin" "${args[@]}" --world-size "$gpus" \
       --all-reduce copy-engine
-    # A rank that hangs (SIGSTOP, not dead): the copy engines' stall watchdog ends the others
-    # after --dist-timeout, as NCCL's watchdog does under NCCL.
+    # A rank that hangs (SIGSTOP, not dead): the stall watchdog ends the others after
+    # --dist-timeout (neither the copy engines nor NCCL's captured collectives time out otherwise).
     run_fault copy-engine-stopped env GPUSCOPE_TORCH_FAULT=1:15:stop "$bin" "${args[@]}" \
       --world-size "$gpus" --all-reduce copy-engine --dist-timeout 20
     run_fault nccl-stopped env GPUSCOPE_TORCH_FAULT=1:15:stop "$bin" "${args[@]}" \

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "distributed/peer_all_reduce.h"
+#include "distributed/stall_watchdog.h"
 
 namespace gpuscope::workloads {
 namespace {
@@ -60,6 +61,10 @@ at::Tensor view_in(const at::Tensor& buffer, const at::Tensor& param, int64_t of
 }  // namespace
 
 struct GradientBuckets::Impl {
+  // First, so that it is destroyed last (it watches the all-reduce's own final wait). On CUDA:
+  // a captured step's NCCL collectives are replays that NCCL's watchdog does not see, and the
+  // copy engines' waits have no timeout at all.
+  std::unique_ptr<StallWatchdog> watchdog;
   ProcessGroup* group = nullptr;
   // --all-reduce copy-engine: the buckets' all-reduces, in place of the group's backend.
   std::unique_ptr<PeerAllReduce> peer;
@@ -267,6 +272,15 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
     bucket.members = o.members;
     impl_->buckets.push_back(std::move(bucket));
   }
+  if (impl_->cuda) {
+    const int64_t timeout_s = std::max<int64_t>(
+        1, std::chrono::duration_cast<std::chrono::seconds>(group.timeout()).count());
+    impl_->watchdog = std::make_unique<StallWatchdog>(
+        unique.front().device(), timeout_s,
+        "rank " + std::to_string(group.rank()) + ": no training step got past its gradient " +
+            "all-reduces in " + std::to_string(timeout_s) +
+            " s (--dist-timeout): another rank has stopped or hangs; ending this one");
+  }
   for (size_t i = 0; i < impl_->slots.size(); ++i) {
     Impl* impl = impl_.get();
     impl->slots[i].param.register_hook(
@@ -351,7 +365,7 @@ void GradientBuckets::end_backward(const BucketDone& on_bucket_done) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
     }
   }
-  if (impl.peer) impl.peer->mark_step();
+  if (impl.watchdog) impl.watchdog->mark();
   if (!impl.recording) return;
   ++impl.steps;
   if (impl.cuda) {

@@ -90,7 +90,10 @@ class GradientBuckets {
   // members' gradients are the averages (on CUDA: what it queues on the current stream runs
   // after the wait for bucket i's all-reduce, while later buckets' may still run): an optimizer
   // may step those parameters there.
-  // Throws c10::Error when a collective failed or timed out (a rank died).
+  // Throws c10::Error when a collective failed or timed out (a rank died). On CUDA, when no
+  // step gets this far for the group's timeout (a captured step's NCCL collectives and the copy
+  // engines' waits time out nowhere else), a StallWatchdog (stall_watchdog.h) ends the process
+  // with a collective_timeout error line (exit 6).
   using BucketDone = std::function<void(size_t bucket)>;
   void end_backward(const BucketDone& on_bucket_done = {});
 

@@ -7,16 +7,13 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "distributed/peer_layout.h"
-#include "distributed/stall_watchdog.h"
 #include "gpuscope/host.h"
 
 namespace gpuscope::workloads {
@@ -94,8 +91,6 @@ bool from_hex(const std::string& hex, void* bytes, size_t size) {
 }  // namespace
 
 struct PeerAllReduce::Impl {
-  // First, so that it is destroyed last: it watches the waits of the destructor too.
-  std::unique_ptr<StallWatchdog> watchdog;
   int rank = 0;
   int ranks = 1;
   c10::DeviceIndex device = 0;
@@ -274,13 +269,6 @@ PeerAllReduce::PeerAllReduce(ProcessGroup& group, const std::vector<BufferSpec>&
     impl.done.emplace_back(cudaEventDisableTiming);
   }
   impl.stream.emplace(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, impl.device));
-  const int64_t timeout_s = std::max<int64_t>(
-      1, std::chrono::duration_cast<std::chrono::seconds>(group.timeout()).count());
-  impl.watchdog = std::make_unique<StallWatchdog>(
-      device, timeout_s,
-      "rank " + std::to_string(impl.rank) + ": no training step got past its copy-engine " +
-          "all-reduces in " + std::to_string(timeout_s) +
-          " s (--dist-timeout): another rank has stopped or hangs; ending this one");
 }
 
 PeerAllReduce::~PeerAllReduce() {
@@ -367,10 +355,6 @@ ChunkRange PeerAllReduce::chunk(size_t i) const {
 
 void PeerAllReduce::wait(size_t i) {
   impl_->done[i].block(c10::cuda::getCurrentCUDAStream(impl_->device));
-}
-
-void PeerAllReduce::mark_step() {
-  impl_->watchdog->mark();
 }
 
 void PeerAllReduce::start_recording() {

@@ -21,7 +21,7 @@
 // parameters from its averaged gradients, and step 3 sends that chunk of the parameters instead.
 //
 // Limits: every rank on one host with peer access between the GPUs (NVLink, or PCIe P2P), else
-// the constructor throws. The waits have no timeout on the device: a StallWatchdog
+// the constructor throws. The waits have no timeout on the device: GradientBuckets' StallWatchdog
 // (stall_watchdog.h) ends this rank when no step has got past its all-reduces for the group's
 // timeout (--dist-timeout), and the launcher (gpuscope-torch's, torchrun) ends the others.
 #pragma once
@@ -87,9 +87,6 @@ class PeerAllReduce {
   // The current stream waits for buffer i's average (the host does not block); after
   // launch_sharded, for the gathered buffer's chunks.
   void wait(size_t i);
-  // Tells the watchdog that a step got this far (queued on the current stream, after the waits):
-  // once a step. Host work only: may run inside a CUDA graph capture.
-  void mark_step();
 
   // Averages launched from now on are timed (when `timed`).
   void start_recording();

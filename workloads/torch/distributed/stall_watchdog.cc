@@ -69,18 +69,18 @@ StallWatchdog::StallWatchdog(const c10::Device& device, int64_t timeout_s, std::
   }
   impl.counter = at::from_blob(mapped, {1}, at::TensorOptions().device(device).dtype(at::kLong));
   if (!on_stall) on_stall = stall_and_exit;
-  impl.thread = std::thread([&impl, timeout_s, what = std::move(what),
-                             on_stall = std::move(on_stall)] {
-    StallCounter counter(timeout_s);
-    std::unique_lock lock(impl.mutex);
-    while (!impl.wake.wait_for(lock, std::chrono::seconds(1), [&] { return impl.stop; })) {
-      const uint64_t progress = __atomic_load_n(impl.host, __ATOMIC_RELAXED);
-      if (counter.stalled(progress)) {
-        on_stall(what);
-        return;
-      }
-    }
-  });
+  impl.thread =
+      std::thread([&impl, timeout_s, what = std::move(what), on_stall = std::move(on_stall)] {
+        StallCounter counter(timeout_s);
+        std::unique_lock lock(impl.mutex);
+        while (!impl.wake.wait_for(lock, std::chrono::seconds(1), [&] { return impl.stop; })) {
+          const uint64_t progress = __atomic_load_n(impl.host, __ATOMIC_RELAXED);
+          if (counter.stalled(progress)) {
+            on_stall(what);
+            return;
+          }
+        }
+      });
 }
 
 StallWatchdog::~StallWatchdog() {

@@ -1,6 +1,8 @@
-// A timeout for the copy-engine all-reduce (peer_all_reduce.h), which has none of its own: a rank
-// whose peer stopped or hangs waits on the device for a flag that never comes, holding no SM and
-// raising no error, where NCCL's watchdog would fail the collective after --dist-timeout.
+// A timeout for a data-parallel step's gradient all-reduces where nothing else gives one: the
+// copy-engine all-reduce (peer_all_reduce.h) has none of its own (a rank whose peer stopped or
+// hangs waits on the device for a flag that never comes, holding no SM, raising no error), and
+// NCCL's watchdog does not see collectives replayed in a CUDA graph (a 2×H200 job with a
+// stopped rank ran on for minutes past --dist-timeout 20, session 17).
 //
 // The step's stream adds 1 to a counter in host-mapped memory once a step (a one-element kernel,
 // captured in a CUDA graph with the step); a host thread reads it once a second. Once the counter
