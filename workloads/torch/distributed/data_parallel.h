@@ -1,9 +1,10 @@
 // One rank of a data-parallel training run, as torchrun + DistributedDataParallel would run it:
 // the process group (process_group.h), replicas made identical (rank 0's parameters and buffers
 // broadcast), gradients averaged in buckets during the backward (grad_buckets.h), each rank on
-// its own share of the data, and at the end every rank's figures gathered on rank 0. With
-// --grad-sync off the ranks keep their process group (the broadcast, the figures) but average
-// no gradients.
+// its own share of the data (with the copy-engine all-reduce, AdamW sharded over the ranks
+// where it applies: --shard-optimizer), and at the end every rank's figures gathered on rank 0.
+// With --grad-sync off the ranks keep their process group (the broadcast, the figures) but
+// average no gradients.
 #pragma once
 
 #include <memory>
