@@ -66,6 +66,13 @@ std::vector<json> of_type(const Ran& ran, const std::string& type) {
   return out;
 }
 
+// A run's error lines, for a failed assertion on its exit code.
+std::string errors_of(const Ran& ran) {
+  std::string out;
+  for (const json& line : of_type(ran, "error")) out += line.dump() + "\n";
+  return out.empty() ? "(no error line)" : out;
+}
+
 const std::string kGuard =
     "--device cpu --model gpt2 --seq-len 8 --task guard --guard-steps 3 --mode fp32 --lr 1e-3 ";
 
@@ -172,8 +179,9 @@ TEST(TorchDataParallel, WithoutGradientSyncEachRankTrainsItsOwnReplicaAndSaysSo)
       run("", kGuard + "--batch 2 --world-size 2 --dist-timeout 60 --grad-sync off", err);
   const std::string summary = read_file(err);
   std::filesystem::remove(err);
-  ASSERT_EQ(synced.exit_code, 0);
-  ASSERT_EQ(apart.exit_code, 0);
+  ASSERT_EQ(synced.exit_code, 0) << errors_of(synced);
+  // Once in a CI run (session 17) this exited 6, cause unseen: the error lines say it next time.
+  ASSERT_EQ(apart.exit_code, 0) << errors_of(apart) << summary;
   const json result = of_type(apart, "result").front();
   const json& dp = result["data_parallel"];
   EXPECT_EQ(dp["grad_sync"], false);
