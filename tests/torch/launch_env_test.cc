@@ -150,6 +150,30 @@ TEST(Launcher, ARankThatDiesStopsTheOthersAfterTheGrace) {
   EXPECT_NE(all.find("was stopped (signal 15) after rank 1 had ended"), std::string::npos) << all;
 }
 
+// Rank 0's lines are relayed as the job's, but its error lines name it, as every other rank's
+// do (a stall watchdog on rank 0 ends the job with one).
+TEST(Launcher, EveryRanksErrorLinesNameTheirRank) {
+  LaunchPlan plan;
+  plan.program = "/bin/sh";
+  plan.args = {"-c",
+               "echo '{\"v\":1,\"type\":\"window\",\"n\":'$RANK'}'; "
+               "echo '{\"v\":1,\"type\":\"error\",\"code\":\"collective_timeout\"}'; exit 1"};
+  plan.world_size = 2;
+  plan.grace = std::chrono::seconds(1);
+  std::vector<std::string> lines;
+  EXPECT_NE(launch_ranks(plan, [&](const std::string& line) { lines.push_back(line); }), 0);
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  EXPECT_NE(all.find(R"({"v":1,"type":"window","n":0})"), std::string::npos) << all;
+  EXPECT_EQ(all.find(R"("n":1)"), std::string::npos) << "rank 1's other lines are not relayed";
+  for (const int rank : {0, 1}) {
+    EXPECT_NE(all.find(R"({"v":1,"rank":)" + std::to_string(rank) +
+                       R"(,"type":"error","code":"collective_timeout"})"),
+              std::string::npos)
+        << all;
+  }
+}
+
 // More ranks than GPUs: rank 1 finds no device and is skipped (exit 3), as it does on a machine
 // with fewer GPUs than --world-size (2xH200, session 15: ranks 0 and 1 waited in the rendezvous
 // for more than 400 s). The others are stopped; the job is skipped, with the rank's reason.

@@ -408,11 +408,9 @@ int Run::execute() {
     data_parallel_ =
         std::make_unique<DataParallel>(config_, *model, device_.device, switches_.cuda_graphs);
   }
-  StepProgram program(model, config_, device_);
-  if (data_parallel_) {
-    data_parallel_->set_bucket_step(
-        program.set_gradient_sync(data_parallel_->buckets(), config_.bucket_step));
-  }
+  StepProgram program(model, config_, device_,
+                      data_parallel_ ? data_parallel_->buckets() : nullptr);
+  if (data_parallel_) data_parallel_->set_bucket_step(program.bucket_step());
   const std::optional<int64_t> batch = choose_batch(program);
   if (!batch) return batch_failure_exit_;
 

@@ -9,27 +9,50 @@
 namespace gpuscope::workloads {
 
 StepProgram::StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig& config,
-                         const DeviceInfo& device)
+                         const DeviceInfo& device, GradientBuckets* gradient_sync)
     : model_(std::move(model)),
       kind_(config.model),
       task_(config.task),
       plan_(plan_for(config.mode)),
       fused_loss_(resolve_switches(config, device.is_cuda()).fused_loss),
       device_(device),
-      adamw_(config.adamw) {
+      adamw_(config.adamw),
+      gradient_sync_(gradient_sync) {
   if (!is_training(task_)) return;
-  const std::vector<at::Tensor> params = model_->parameters();
-  if (config.fused_adamw) {
-    fused_.emplace(params, config.adamw);
-  } else {
+  if (plan_.loss_scaling) scaler_.emplace(device.device, config.loss_scaler);
+  make_optimizer(config, config.bucket_step);
+  loss_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(device.device));
+}
+
+void StepProgram::make_optimizer(const RunConfig& config, bool bucket_step) {
+  GradientBuckets* const buckets = gradient_sync_;
+  if (buckets != nullptr && buckets->sharded()) {
+    TORCH_CHECK(buckets_cover_each_parameter_once(),
+                "a sharded optimizer needs every parameter in one gradient bucket");
+    sharded_ = std::make_unique<ShardedAdamW>(buckets->shards(), device_.device, adamw_);
+    buckets->set_shard_update(
+        [this](size_t bucket, const at::Tensor& params, const at::Tensor& grads) {
+          sharded_->step_shard(bucket, params, grads);
+        });
+    bucket_step_ = true;
+    return;
+  }
+  if (!config.fused_adamw) {
     libtorch_adamw_ = std::make_unique<torch::optim::AdamW>(
-        params, torch::optim::AdamWOptions(config.adamw.lr)
+        model_->parameters(), torch::optim::AdamWOptions(config.adamw.lr)
                     .betas({config.adamw.beta1, config.adamw.beta2})
                     .weight_decay(config.adamw.weight_decay)
                     .eps(config.adamw.eps));
+    return;
   }
-  if (plan_.loss_scaling) scaler_.emplace(device.device, config.loss_scaler);
-  loss_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(device.device));
+  fused_.emplace(model_->parameters(), config.adamw);
+  if (buckets == nullptr || !bucket_step || scaler_) return;
+  // Every parameter in exactly one bucket (none frozen, none twice), as the split requires.
+  if (!buckets_cover_each_parameter_once()) return;
+  std::vector<std::vector<size_t>> parts;
+  for (size_t b = 0; b < buckets->bucket_count(); ++b) parts.push_back(buckets->bucket_members(b));
+  fused_->split(parts);
+  bucket_step_ = true;
 }
 
 StepProgram::~StepProgram() = default;
@@ -66,7 +89,7 @@ void StepProgram::train_step(const Batch& batch) {
   if (sharded_) {
     gradient_sync_->end_backward();
   } else if (bucket_step_) {
-    // AdamW on each bucket's parameters as soon as its averages are in (set_gradient_sync).
+    // AdamW on each bucket's parameters as soon as its averages are in (make_optimizer).
     fused_->begin_step();
     gradient_sync_->end_backward([this](size_t bucket) { fused_->step_part(bucket); });
   } else {
@@ -93,47 +116,14 @@ void StepProgram::optimizer_step() {
   }
 }
 
-bool StepProgram::covers_each_parameter_once(const std::vector<std::vector<size_t>>& parts) const {
+bool StepProgram::buckets_cover_each_parameter_once() const {
   std::vector<int> seen(model_->parameters().size(), 0);
-  for (const auto& part : parts) {
-    for (const size_t m : part) {
+  for (size_t b = 0; b < gradient_sync_->bucket_count(); ++b) {
+    for (const size_t m : gradient_sync_->bucket_members(b)) {
       if (m >= seen.size() || seen[m]++ != 0) return false;
     }
   }
   return std::find(seen.begin(), seen.end(), 0) == seen.end();
-}
-
-bool StepProgram::set_gradient_sync(GradientBuckets* buckets, bool bucket_step) {
-  gradient_sync_ = buckets;
-  bucket_step_ = false;
-  const bool sharded = buckets != nullptr && buckets->sharded();
-  if (buckets == nullptr || (!bucket_step && !sharded) || !fused_ || scaler_) {
-    TORCH_CHECK(!sharded, "a sharded optimizer needs the fused AdamW without loss scaling");
-    return false;
-  }
-  std::vector<std::vector<size_t>> parts;
-  for (size_t b = 0; b < buckets->bucket_count(); ++b) parts.push_back(buckets->bucket_members(b));
-  // Every parameter in exactly one bucket (none frozen, none twice), as the split requires.
-  if (!covers_each_parameter_once(parts)) {
-    TORCH_CHECK(!sharded, "a sharded optimizer needs every parameter in one gradient bucket");
-    return false;
-  }
-  if (sharded) {
-    std::vector<ShardedAdamW::Shard> shards;
-    for (const GradientBuckets::Shard& s : buckets->shards()) {
-      shards.push_back(ShardedAdamW::Shard{s.elements, s.dtype});
-    }
-    sharded_ = std::make_unique<ShardedAdamW>(shards, device_.device, adamw_);
-    buckets->set_shard_update(
-        [this](size_t bucket, const at::Tensor& params, const at::Tensor& grads) {
-          sharded_->step_shard(bucket, params, grads);
-        });
-    fused_.reset();  // its moments: the whole model's, where this rank now keeps its chunks'
-  } else {
-    fused_->split(parts);
-  }
-  bucket_step_ = true;
-  return true;
 }
 
 void StepProgram::infer_step(const Batch& batch) {

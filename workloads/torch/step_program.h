@@ -22,8 +22,22 @@ class GradientBuckets;
 class StepProgram {
  public:
   // `model` is on the device already, in the plan's parameter dtype.
+  // Data parallel (`gradient_sync`, the model's gradient buckets): gradients are averaged over
+  // the ranks between the backward and the optimizer step. A capture then records the bucket
+  // all-reduces too (the hooks launch them while the step is captured; NCCL's communicator must
+  // exist before, which the eager warm-up ensures).
+  // With config.bucket_step, the fused AdamW updates each bucket's parameters as soon as that
+  // bucket is averaged, overlapping the later buckets' all-reduces. It applies only with the
+  // fused AdamW, without loss scaling (an fp16 step is skipped on an overflow in any gradient)
+  // and with every parameter in one bucket (bucket_step() says whether it does).
+  // Sharded buckets (GradientBuckets::sharded; DataParallel makes them only where
+  // optimizer_shard_obstacle finds nothing, which those same conditions include): AdamW keeps
+  // state for this rank's chunks only and updates them from the buckets' hooks, as each is
+  // averaged; no whole-model state is made.
+  // REQUIRES: `gradient_sync`, when given, outlives this program and was made on the model's
+  // parameters. Throws c10::Error when sharded buckets leave a parameter out.
   StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig& config,
-              const DeviceInfo& device);
+              const DeviceInfo& device, GradientBuckets* gradient_sync = nullptr);
   ~StepProgram();
 
   // Queues one step on `batch` on the current stream.
@@ -35,19 +49,8 @@ class StepProgram {
   // REQUIRES: capture() has run.
   void replay(size_t index);
 
-  // Data parallel: gradients averaged over ranks between the backward and the optimizer step.
-  // A capture then records the bucket all-reduces too (the hooks launch them while the step is
-  // captured; NCCL's communicator must exist before, which the eager warm-up ensures).
-  // `bucket_step`: the fused AdamW updates each bucket's parameters as soon as that bucket is
-  // averaged, overlapping the later buckets' all-reduces. It applies only with the fused AdamW,
-  // without loss scaling (an fp16 step is skipped on an overflow in any gradient) and with every
-  // parameter in one bucket. Returns whether it applies.
-  // Sharded buckets (GradientBuckets::sharded, made under those same conditions): AdamW keeps
-  // state for this rank's chunks only and updates them from the buckets' hooks, as each is
-  // averaged; the fused AdamW's full state is freed.
-  // REQUIRES: `buckets` outlives this program; it was made on the model's parameters.
-  // Throws c10::Error when the buckets are sharded and the conditions do not hold.
-  bool set_gradient_sync(GradientBuckets* buckets, bool bucket_step);
+  // Whether the optimizer steps each bucket's parameters as it is averaged (sharded or not).
+  bool bucket_step() const { return bucket_step_; }
 
   // Frees what a step left (output, gradients, captured graphs, cached blocks), so that the
   // device can try again after a failed one.
@@ -67,8 +70,11 @@ class StepProgram {
   void optimizer_step();
   // Sets every parameter's gradient to none.
   void drop_gradients();
-  // Whether `parts` (indices into the model's parameters) hold each parameter exactly once.
-  bool covers_each_parameter_once(const std::vector<std::vector<size_t>>& parts) const;
+  // Whether the gradient buckets hold each of the model's parameters exactly once.
+  bool buckets_cover_each_parameter_once() const;
+  // The optimizer: LibTorch's or the fused AdamW, split into the buckets with bucket steps, or
+  // sharded over the ranks with sharded buckets.
+  void make_optimizer(const RunConfig& config, bool bucket_step);
 
   std::shared_ptr<ReferenceModel> model_;
   ModelKind kind_;
@@ -78,7 +84,7 @@ class StepProgram {
   DeviceInfo device_;
   AdamWOptions adamw_;
   std::optional<FusedAdamW> fused_;
-  std::unique_ptr<ShardedAdamW> sharded_;  // in place of fused_ with sharded buckets
+  std::unique_ptr<ShardedAdamW> sharded_;  // in place of fused_, with sharded buckets
   std::unique_ptr<torch::optim::AdamW> libtorch_adamw_;
   std::optional<LossScaler> scaler_;
   at::Tensor loss_;    // fp32, written at the end of each training step
@@ -86,7 +92,7 @@ class StepProgram {
   std::unique_ptr<CudaGraphSteps> graphs_;
   size_t last_replayed_ = 0;
   GradientBuckets* gradient_sync_ = nullptr;
-  bool bucket_step_ = false;  // fused_ is split into the buckets (set_gradient_sync)
+  bool bucket_step_ = false;  // fused_ is split into the buckets, or sharded_ steps them
 };
 
 }  // namespace gpuscope::workloads

@@ -36,7 +36,7 @@ class DataParallel {
   int world_size() const { return group_->size(); }
   // The gradient buckets; nullptr with --grad-sync off (nothing is all-reduced).
   GradientBuckets* buckets() { return buckets_.get(); }
-  // Whether the optimizer steps each bucket as it is averaged (StepProgram::set_gradient_sync),
+  // Whether the optimizer steps each bucket as it is averaged (StepProgram::bucket_step),
   // for the record.
   void set_bucket_step(bool applied) { bucket_step_ = applied; }
 

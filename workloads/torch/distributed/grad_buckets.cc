@@ -383,11 +383,11 @@ bool GradientBuckets::sharded() const {
   return impl_->sharded;
 }
 
-std::vector<GradientBuckets::Shard> GradientBuckets::shards() const {
-  std::vector<Shard> out;
+std::vector<ShardedAdamW::Shard> GradientBuckets::shards() const {
+  std::vector<ShardedAdamW::Shard> out;
   if (!impl_->sharded) return out;
   for (size_t b = 0; b < impl_->buckets.size(); ++b) {
-    out.push_back(Shard{impl_->peer->chunk(b).count, impl_->buckets[b].buffer.scalar_type()});
+    out.push_back(ShardedAdamW::Shard{impl_->peer->chunk(b).count, impl_->buckets[b].buffer.scalar_type()});
   }
   return out;
 }

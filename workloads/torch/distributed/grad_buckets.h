@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "distributed/process_group.h"
+#include "fused_adamw.h"
 
 namespace gpuscope::workloads {
 
@@ -100,13 +101,9 @@ class GradientBuckets {
   size_t bucket_count() const;
 
   bool sharded() const;
-  // Sharded: this rank's chunk of bucket b (`elements` of the bucket's dtype), what its
-  // optimizer keeps state for.
-  struct Shard {
-    int64_t elements = 0;
-    at::ScalarType dtype = at::kFloat;
-  };
-  std::vector<Shard> shards() const;
+  // Sharded: this rank's chunk of each bucket (`elements` of the bucket's dtype), what its
+  // optimizer keeps state for; empty when not sharded.
+  std::vector<ShardedAdamW::Shard> shards() const;
   // Sharded: called once a step for each bucket, as soon as this rank's chunk of its gradients
   // is the average: update that chunk of the parameters. `params` and `grads` are flat views of
   // the chunk (Shard's elements); what it queues on the current stream (the all-reduce's, not

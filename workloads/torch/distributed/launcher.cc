@@ -160,8 +160,10 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
 
   const auto relay = [&](RankProcess& p, const std::string& line) {
     if (line.empty() || line_has_type(line, "done")) return;
-    if (p.rank == 0 || line_has_type(line, "error") || line_has_type(line, "skipped")) {
-      emit(p.rank == 0 ? line : with_rank(line, p.rank));
+    // Rank 0's lines are the job's; an error names its rank whichever rank it came from.
+    const bool error = line_has_type(line, "error");
+    if (p.rank == 0 || error || line_has_type(line, "skipped")) {
+      emit(p.rank == 0 && !error ? line : with_rank(line, p.rank));
     }
   };
   const auto drain = [&](RankProcess& p) {
