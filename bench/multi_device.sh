@@ -30,6 +30,8 @@
 #       # --no-sync-ceiling` per model of MULTI_MODELS (default "vit_b16:160 gpt2:16"): the scaling
 #       # table with its no-sync twins -> multi_ceiling_*.json, multi_ceiling.out; then
 #       # bench/trace_live_device.sh's sets MULTI_LIVE (e.g. "ddp") with the same gpuscope
+#   bash bench/multi_device.sh checks        # there (carry .carry): the same tree, then what
+#       # earlier sessions left unrun (see checks() below)
 #   bash bench/multi_device.sh ce [BIN_TGZ]  # there, no carry: the copy-engine all-reduce
 #       # against NCCL's: the same guard losses, then ab's rows (see ce() below)
 #   bash bench/multi_device.sh fault [BIN_TGZ] # there, no carry: a rank that dies under NCCL
@@ -247,15 +249,22 @@ ab() {
       IFS=';'
     done
     IFS="$IFS_SAVE"
+    # MULTI_AB_ONE_GPU_RUNS=K: K one-GPU runs with graphs in all (the later ones after the N-GPU
+    # rows), whose median is the baseline: one run alone varied by +-0.6 % (session 17).
+    for ((k = 1; k < ${MULTI_AB_ONE_GPU_RUNS:-1}; k++)); do
+      ours "ab_$model" "${extra[@]}" --graphs on
+    done
   done
   python3 - "$out"/multi_ab_*.jsonl <<'PY' | tee "$out/multi_ab.out"
-import json, sys
+import json, statistics, sys
 # Each run's rank-0 start (its switches) then result. eff.: against the 1-GPU eager run (the
-# scaling table's baseline); same: against the 1-GPU run with the same CUDA graphs switch.
+# scaling table's baseline); same: against the 1-GPU run with the same CUDA graphs switch. With
+# several 1-GPU runs of a switch in a file, their median is its baseline.
 print(f'{"model":8} {"GPUs":>4} {"views":>5} {"bstep":>5} {"graphs":>6} {"cap MiB":>7} {"samples/s":>10}'
       f' {"eff.":>6} {"same":>6} {"comm ms":>8} {"exposed ms":>10} {"GiB/GPU":>8} {"all-reduce":>11}')
-for path in sys.argv[1:]:
-    one, opts, label = {}, {}, ""
+def rows(path):
+    """(label, options, result) of each rank-0 result in the file."""
+    opts, label = {}, ""
     for line in open(path):
         try:
             r = json.loads(line)
@@ -268,43 +277,64 @@ for path in sys.argv[1:]:
         elif r.get("type") == "start":
             opts = r.get("options", {})
         elif r.get("type") == "result":
-            dp = r.get("data_parallel") or {}
-            n = dp.get("world_size", 1)
-            sps = r["samples_per_second"]
-            ranks = [x for x in dp.get("ranks") or [] if x.get("samples_per_second")]
-            if dp.get("grad_sync") is False and ranks:
-                # --grad-sync off: every GPU trains alone at once; a synchronous step would go
-                # at the slowest one's pace.
-                sps = n * min(x["samples_per_second"] for x in ranks)
-                label = (label + " " if label else "") + "no-sync ceiling: N x the slowest rank"
-            graphs = bool(opts.get("cuda_graphs"))
-            if n == 1:
-                one.setdefault(graphs, sps)
-            pct = lambda base: f'{100 * sps / (n * base):5.1f}%' if base and n > 1 else "-"
-            eff, same = pct(one.get(False)), pct(one.get(graphs))
-            ms = lambda v: f"{v * 1e3:.2f}" if v is not None else "-"
-            mem = max((x.get("peak_reserved_bytes") or 0) for x in dp.get("ranks") or [r])
-            cap = dp.get("bucket_cap_bytes")
-            print(f'{r["model"]:8} {n:>4} {str(dp.get("bucket_views", "-")):>5}'
-                  f' {str(dp.get("bucket_step", "-")):>5}'
-                  f' {str(opts.get("cuda_graphs")):>6} {cap // 2**20 if cap else "-":>7}'
-                  f' {sps:10.1f} {eff:>6} {same:>6}'
-                  f' {ms(dp.get("collective_seconds_per_step")):>8}'
-                  f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f}'
-                  f' {(dp.get("all_reduce") or "-") + (",shard" if dp.get("optimizer_sharded") else ""):>11}'
-                  f' {label}')
+            yield label, opts, r
             label = ""
+
+for path in sys.argv[1:]:
+    singles = {}  # (model, graphs) -> the 1-GPU runs' samples/s
+    for _, opts, r in rows(path):
+        if (r.get("data_parallel") or {}).get("world_size", 1) == 1:
+            key = (r["model"], bool(opts.get("cuda_graphs")))
+            singles.setdefault(key, []).append(r["samples_per_second"])
+    one = {key: statistics.median(v) for key, v in singles.items()}
+    for (model, graphs), v in sorted(singles.items()):
+        if len(v) > 1:
+            print(f'{model} 1-GPU baseline, graphs {graphs}: median of {len(v)} runs'
+                  f' {one[model, graphs]:.1f} ({min(v):.1f}-{max(v):.1f})')
+    for label, opts, r in rows(path):
+        dp = r.get("data_parallel") or {}
+        n = dp.get("world_size", 1)
+        sps = r["samples_per_second"]
+        ranks = [x for x in dp.get("ranks") or [] if x.get("samples_per_second")]
+        if dp.get("grad_sync") is False and ranks:
+            # --grad-sync off: every GPU trains alone at once; a synchronous step would go
+            # at the slowest one's pace.
+            sps = n * min(x["samples_per_second"] for x in ranks)
+            label = (label + " " if label else "") + "no-sync ceiling: N x the slowest rank"
+        graphs = bool(opts.get("cuda_graphs"))
+        pct = lambda base: f'{100 * sps / (n * base):5.1f}%' if base and n > 1 else "-"
+        eff, same = pct(one.get((r["model"], False))), pct(one.get((r["model"], graphs)))
+        ms = lambda v: f"{v * 1e3:.2f}" if v is not None else "-"
+        mem = max((x.get("peak_reserved_bytes") or 0) for x in dp.get("ranks") or [r])
+        cap = dp.get("bucket_cap_bytes")
+        print(f'{r["model"]:8} {n:>4} {str(dp.get("bucket_views", "-")):>5}'
+              f' {str(dp.get("bucket_step", "-")):>5}'
+              f' {str(opts.get("cuda_graphs")):>6} {cap // 2**20 if cap else "-":>7}'
+              f' {sps:10.1f} {eff:>6} {same:>6}'
+              f' {ms(dp.get("collective_seconds_per_step")):>8}'
+              f' {ms(dp.get("exposed_seconds_per_step")):>10} {mem / 2**30:8.1f}'
+              f' {(dp.get("all_reduce") or "-") + (",shard" if dp.get("optimizer_sharded") else ""):>11}'
+              f' {label}')
 PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
 }
 
 # ceiling: gpuscope bench's own scaling table with the no-sync twins (issue 18), built here.
+# build_all TREE LOG: gpuscope, its injection library and gpuscope-torch in one tree (carry
+# .carry); gpuscope-torch also as $bin, for the functions that run that.
+build_all() {
+  local start
+  start=$(date +%s)
+  configure_release "$1" "$2" -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js" &&
+    build_targets "$1" "$2" gpuscope_cli gpuscope_inject gpuscope_torch || return 1
+  mkdir -p "$root/bin"
+  cp "$1/workloads/torch/gpuscope-torch" "$bin"
+  echo "built in $(($(date +%s) - start)) s"
+}
+
 ceiling() {
   local tree="$root/build/device-all" log="$out/multi_ceiling_build.log" start model batch
-  start=$(date +%s)
-  configure_release "$tree" "$log" -DGPUSCOPE_PLOTLY_JS="$root/.carry/plotly.min.js" &&
-    build_targets "$tree" "$log" gpuscope_cli gpuscope_inject gpuscope_torch || return 1
-  echo "built in $(($(date +%s) - start)) s"
+  build_all "$tree" "$log" || return 1
   for spec in ${MULTI_MODELS:-vit_b16:160 gpt2:16}; do
     IFS=: read -r model batch <<<"$spec"
     start=$(date +%s)
@@ -321,6 +351,61 @@ ceiling() {
       bash bench/trace_live_device.sh cases
   done
   [ -d /tmp/multi_live ] && cp /tmp/multi_live/trace_live.txt /tmp/multi_live/*.json "$out/"
+}
+
+# checks: what earlier sessions left unrun on GPUs, with the tree ceiling builds: `gpuscope bench
+# --gpus 1,N` per model of MULTI_MODELS (default "vit_b16:160"; its scaling table's all-reduce
+# cell), --shard-optimizer on where it cannot run, more ranks than GPUs, and a copy-engine
+# data-parallel run (GPT-2, eager and with CUDA graphs) under `gpuscope trace` and `gpuscope
+# diagnose` -> multi_checks.out, multi_checks_*.json, multi_checks_traces.tar.gz (the traces'
+# records and summaries; trace.json left out); bin.tar.gz (bin/gpuscope-torch) for later calls.
+checks() {
+  local tree="$root/build/device-all" start model batch rc
+  build_all "$tree" "$out/multi_checks_build.log" || return 1
+  local cli="$tree/tools/gpuscope/gpuscope"
+  local small=(--model gpt2 --mode amp_bf16 --batch 8 --warmup 2 --windows 1 --steps 2)
+  run_check() {
+    local label="$1"
+    shift
+    start=$(date +%s)
+    timeout -k 10 300 "$@" >"/tmp/checks_$label.out" 2>"/tmp/checks_$label.err"
+    rc=$?
+    echo "$label: exit $rc in $(($(date +%s) - start)) s"
+    grep -h '"type":"error"\|"type":"skipped"\|"type":"done"' "/tmp/checks_$label.out" | cut -c1-400
+    tail -3 "/tmp/checks_$label.err"
+  }
+  {
+    for spec in ${MULTI_MODELS:-vit_b16:160}; do
+      IFS=: read -r model batch <<<"$spec"
+      start=$(date +%s)
+      timeout -k 10 400 "$cli" bench --model "$model" --task train --mode amp_bf16 --batch "$batch" \
+        --gpus "1,$gpus" --guard off --warmup 10 --windows 5 --steps 10 \
+        --json "$out/multi_checks_$model.json" --torch-bin "$bin"
+      echo "gpuscope bench --gpus 1,$gpus ($model) -> exit $? in $(($(date +%s) - start)) s"
+    done
+    # Asked for and impossible: fp16's loss scaling; NCCL (a usage error, exit 2).
+    run_check shard-on-fp16 "$bin" "${small[@]}" --mode amp_fp16 --world-size 2 --shard-optimizer on
+    run_check shard-on-nccl "$bin" "${small[@]}" --world-size 2 --shard-optimizer on --all-reduce nccl
+    run_check more-ranks-than-gpus "$bin" "${small[@]}" --world-size $((gpus + 1))
+    # The copy engines' communication under trace and diagnose.
+    local mode
+    for mode in off on; do
+      rm -rf "/tmp/checks_traces/graphs_$mode"
+      mkdir -p /tmp/checks_traces
+      run_check "trace-graphs-$mode" "$cli" trace --skip-steps 15 --steps 6 \
+        -o "/tmp/checks_traces/graphs_$mode" -- "$bin" --model gpt2 --mode amp_bf16 --batch 8 \
+        --warmup 10 --windows 2 --steps 10 --world-size 2 --graphs "$mode"
+      cat "/tmp/checks_trace-graphs-$mode.out"
+      timeout 120 "$cli" diagnose "/tmp/checks_traces/graphs_$mode"
+      timeout 120 "$cli" diagnose --json "/tmp/checks_traces/graphs_$mode" \
+        >"/tmp/checks_traces/graphs_$mode.diagnose.json"
+      echo "diagnose (graphs $mode) -> exit $?"
+      rm -f "/tmp/checks_traces/graphs_$mode/trace.json"
+    done
+  } 2>&1 | tee "$out/multi_checks.out"
+  tar -czf "$out/multi_checks_traces.tar.gz" -C /tmp checks_traces
+  tar -czf "$out/bin.tar.gz" -C "$root" bin/gpuscope-torch
+  cp "$out/bin.tar.gz" /tmp/bin.tar.gz
 }
 
 # fault: the launcher's answer to a rank that ends early, on NCCL (gpuscope-torch built as for ab).
@@ -544,6 +629,10 @@ case "${1:-}" in
     facts
     ceiling
     ;;
+  checks)
+    facts
+    checks
+    ;;
   fault)
     facts
     if [ -n "${2:-}" ]; then tar -xzf "$2" -C "$root" || exit 1; else build_torch || exit 1; fi
@@ -569,7 +658,7 @@ case "${1:-}" in
     scaling
     ;;
   *)
-    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table | ceiling | fault | ce" >&2
+    echo "usage: $0 prepare | build | build-only | scaling BIN_TGZ | all | ab | comm | table | ceiling | checks | fault | ce" >&2
     exit 2
     ;;
 esac
