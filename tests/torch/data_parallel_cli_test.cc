@@ -110,8 +110,6 @@ TEST(TorchDataParallel, TwoRanksFollowTheLossCurveOfTheDoubledBatch) {
   ASSERT_NO_FATAL_FAILURE(expect_losses_near(got, expected, 1e-4));
   EXPECT_NE(got[2].get<double>(), got[0].get<double>());
   EXPECT_EQ(result["data_parallel"]["bucket_views"], true);
-  // --side-copies on (the default) needs streams: none on the CPU.
-  EXPECT_EQ(result["data_parallel"]["side_copies"], false);
   EXPECT_EQ(result["data_parallel"]["grad_comm"], "fp32");
   // --all-reduce auto on the CPU: Gloo, the only choice there (not a fallback).
   EXPECT_EQ(result["data_parallel"]["all_reduce"], "gloo");

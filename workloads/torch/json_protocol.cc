@@ -167,7 +167,6 @@ std::string result_line(const RunResult& r) {
         .add("buckets", dp->buckets)
         .add("bucket_cap_bytes", dp->bucket_cap_bytes)
         .add("bucket_views", dp->bucket_views)
-        .add("side_copies", dp->side_copies)
         .add("grad_comm", dp->grad_comm)
         .add("all_reduce", dp->all_reduce)
         .add("all_reduce_fallback", dp->all_reduce_fallback)

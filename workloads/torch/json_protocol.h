@@ -67,7 +67,6 @@ struct DataParallelRecord {
   int64_t buckets = 0;
   int64_t bucket_cap_bytes = 0;
   bool bucket_views = true;        // gradients are views of their buckets (--bucket-views)
-  bool side_copies = false;        // gradients copied into them beside the backward (CUDA)
   std::string grad_comm = "fp32";  // the all-reduces' dtype (--grad-comm): fp32 or bf16
   // What ran them: "copy-engine", or the backend ("nccl", "gloo"); with --all-reduce auto, why
   // not the copy engines when it is the backend.

@@ -247,11 +247,6 @@ const std::vector<OptionSpec>& option_table() {
        "data parallel: gradients live in their buckets, all-reduced in place (on, default; DDP's "
        "gradient_as_bucket_view) or get the averages copied back (off)",
        boolean(at(&RunConfig::bucket_views))},
-      {"--side-copies", "on|off",
-       "data parallel on GPUs: each gradient is copied into its bucket on a stream of its own, "
-       "beside the rest of the backward (on, default), or on the backward's stream, which then "
-       "waits for every copy (off)",
-       boolean(at(&RunConfig::side_copies))},
       {"--grad-comm", "fp32|bf16",
        "data parallel: the dtype gradients are all-reduced in: their own (fp32, default), or bf16 "
        "as DDP's bf16_compress_hook (cast, divided by the world size, summed, cast back; half "

@@ -126,9 +126,6 @@ struct RunConfig {
   // Gradients are views of their buckets (DDP's gradient_as_bucket_view); off: the averages are
   // copied back into gradients of their own after the all-reduces.
   bool bucket_views = true;
-  // The gradient hook copies each gradient into its bucket on a stream of its own, beside the
-  // backward (CUDA); off: on the backward's stream, which waits for each copy.
-  bool side_copies = true;
   GradComm grad_comm = GradComm::fp32;          // no effect at world size 1 (nothing to all-reduce)
   AllReduce all_reduce = AllReduce::automatic;  // likewise
   // The fused AdamW updates each bucket's parameters as soon as that bucket's all-reduce ended,

@@ -44,8 +44,7 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
   sharded_ = config.shard_optimizer != Toggle::off && shard_obstacle.empty();
   buckets_ = std::make_unique<GradientBuckets>(model.parameters(), *group_,
                                                config.bucket_cap_mb << 20, config.bucket_views,
-                                               communication_dtype, copy_engine_, sharded_,
-                                               config.side_copies);
+                                               communication_dtype, copy_engine_, sharded_);
 }
 
 std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine) {
@@ -90,7 +89,6 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   record.buckets = buckets_ ? static_cast<int64_t>(buckets_->bucket_count()) : 0;
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
   record.bucket_views = config_.bucket_views;
-  record.side_copies = buckets_ && config_.side_copies && device.is_cuda();
   record.grad_comm = std::string(grad_comm_name(config_.grad_comm));
   record.all_reduce = copy_engine_ ? "copy-engine" : group_->backend_name();
   record.all_reduce_fallback = all_reduce_fallback_;

@@ -1,7 +1,6 @@
 #include "distributed/grad_buckets.h"
 
 #include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
@@ -75,13 +74,6 @@ struct GradientBuckets::Impl {
   std::vector<Bucket> buckets;
   size_t next_launch = 0;  // buckets launch in index order
   bool cuda = false;
-  // Side copies (CUDA): the hook copies each gradient into its bucket on this stream, beside the
-  // backward's next kernels, where a copy on the backward's own stream held them back (a step's
-  // gradients are copied once: ViT-B/16's 344 MB, GPT-2's 498 MB). The gradients stay held until
-  // the backward's stream has waited for their copies (join), which a bucket's launch does.
-  std::optional<c10::cuda::CUDAStream> copy_stream;
-  at::cuda::CUDAEvent produced, copied;  // the backward's stream -> copy_stream, and back
-  std::vector<at::Tensor> copying;       // gradients whose copies the backward has not waited for
   bool gradients_as_views = true;
   size_t last_copied_back = 0;
 
@@ -103,16 +95,7 @@ struct GradientBuckets::Impl {
     TORCH_CHECK(!slot.ready,
                 "GradientBuckets: a second gradient for one parameter in one step (one backward "
                 "between begin_backward and end_backward)");
-    if (copy_stream) {
-      const c10::cuda::CUDAStream backward = c10::cuda::getCurrentCUDAStream();
-      produced.record(backward);
-      produced.block(*copy_stream);
-      const c10::cuda::CUDAStreamGuard on_copy_stream(*copy_stream);
-      slot.landing.copy_(grad);
-      copying.push_back(grad);
-    } else {
-      slot.landing.copy_(grad);  // a cast too, into a communication buffer
-    }
+    slot.landing.copy_(grad);  // a cast too, into a communication buffer
     slot.ready = true;
     at::Tensor kept;
     if (slot.give_view) {
@@ -166,18 +149,7 @@ struct GradientBuckets::Impl {
     shard_update(b, bucket.params.narrow(0, chunk.begin, chunk.count), grads);
   }
 
-  // The backward's stream waits for the side copies queued so far, which frees their gradients
-  // for reuse there (the caching allocator reuses a block on the stream it was made on) and
-  // orders the all-reduces, launched from this stream, after them.
-  void join_copies() {
-    if (copying.empty()) return;
-    copied.record(*copy_stream);
-    copied.block(c10::cuda::getCurrentCUDAStream());
-    copying.clear();
-  }
-
   void launch_ready() {
-    if (next_launch < buckets.size() && buckets[next_launch].pending == 0) join_copies();
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& bucket = buckets[next_launch++];
       const size_t b = next_launch - 1;
@@ -202,7 +174,7 @@ struct GradientBuckets::Impl {
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
                                  int64_t bucket_cap_bytes, bool gradients_as_views,
                                  std::optional<at::ScalarType> communication_dtype,
-                                 bool copy_engine, bool sharded, bool side_copies)
+                                 bool copy_engine, bool sharded)
     : impl_(std::make_unique<Impl>()) {
   TORCH_CHECK(!sharded || copy_engine,
               "GradientBuckets: a sharded optimizer needs the copy-engine all-reduce");
@@ -220,9 +192,6 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& params, ProcessG
   }
   TORCH_CHECK(!unique.empty(), "GradientBuckets: no parameter requires a gradient");
   impl_->cuda = unique.front().is_cuda();
-  if (impl_->cuda && side_copies) {
-    impl_->copy_stream = c10::cuda::getStreamFromPool(false, unique.front().device().index());
-  }
   // Reverse order: the backward produces the last layers' gradients first.
   struct Open {
     at::ScalarType dtype;

@@ -71,13 +71,10 @@ class GradientBuckets {
   // updates that chunk of the parameters itself (set_shard_update) and sends it to the others.
   // After end_backward every rank holds the updated parameters; a gradient is then the average
   // in this rank's chunk only (the rest of it is this rank's own), so nothing may read it.
-  // `side_copies` (CUDA): the hook copies each gradient into its bucket on a stream of its own,
-  // beside the backward's next kernels, not on the backward's stream; the backward's stream
-  // waits for the copies (and frees their gradients) as each bucket is launched.
   GradientBuckets(const std::vector<at::Tensor>& params, ProcessGroup& group,
                   int64_t bucket_cap_bytes = kDefaultBucketCapBytes, bool gradients_as_views = true,
                   std::optional<at::ScalarType> communication_dtype = std::nullopt,
-                  bool copy_engine = false, bool sharded = false, bool side_copies = false);
+                  bool copy_engine = false, bool sharded = false);
   ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
