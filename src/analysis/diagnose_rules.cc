@@ -15,6 +15,9 @@ constexpr double kMs = 1e3, kUs = 1e6, kPct = 100, kGiB = 1024.0 * 1024 * 1024, 
 // gpu_idle: a GPU busy less than this share of the step, with no rule naming why, is a finding.
 constexpr double kIdleGpuBusyShare = 0.7;
 
+// sync_every_step: waits in at least this share of the traced steps.
+constexpr double kWaitStepShare = 0.75;
+
 // Communication exposed, or a wait for the slowest rank, of at least this share of the step and
 // this long is a finding.
 constexpr double kCommStepShare = 0.05;
@@ -188,7 +191,10 @@ std::optional<Finding> pageable_copies(const Observations& o) {
 
 std::optional<Finding> sync_every_step(const Observations& o) {
   // In a light trace the GPU idle after each small copy back stands for the idle after the wait.
-  if (o.steps == 0 || waits_per_step(o) < 0.9) return std::nullopt;
+  // Waits in most steps, not a burst of them in one (a value logged every N steps, a window's
+  // boundary) that a short trace averages to one a step.
+  if (o.steps == 0 || waits_per_step(o) < 0.9 || o.wait_step_share < kWaitStepShare)
+    return std::nullopt;
   const double idle = std::min(o.idle_after_sync_s, true_idle_s(o));
   const double all_idle = idle_after_waits_s(o, idle);
   Finding f = make("sync_every_step",
@@ -196,6 +202,7 @@ std::optional<Finding> sync_every_step(const Observations& o) {
   f.severity = idle >= 0.02 * o.step_s ? Severity::warning : Severity::info;
   add_step(f, o);
   if (o.syncs_recorded) f.evidence.push_back(ev("synchronizations per step", o.syncs, ""));
+  f.evidence.push_back(ev("steps with a wait", o.wait_step_share * kPct, "%"));
   f.evidence.push_back(ev("small device-to-host copies per step", o.small_d2h_copies, ""));
   if (o.syncs_recorded) f.evidence.push_back(ev("host blocked per step", o.sync_s * kMs, "ms"));
   f.evidence.push_back(ev(o.syncs_recorded ? "GPU idle after the waits per step"
@@ -454,13 +461,18 @@ std::optional<Finding> shared_gpu(const Observations& o) {
 
 std::optional<Finding> exposed_communication(const Observations& o) {
   const double own = std::max(0.0, o.comm_exposed_s - o.comm_wait_s);
-  if (!(o.step_s > 0) || o.comm_kernels <= 0 || own < kCommStepShare * o.step_s || own < kCommMinS)
+  if (!(o.step_s > 0) || o.comm_kernels + o.comm_copies <= 0 || own < kCommStepShare * o.step_s ||
+      own < kCommMinS)
     return std::nullopt;
   Finding f = make("exposed_communication",
-                   "Communication between GPUs (NCCL) runs with no computation beside it", o);
+                   o.comm_kernels > 0
+                       ? "Communication between GPUs (NCCL) runs with no computation beside it"
+                       : "Copies between GPUs run with no computation beside them",
+                   o);
   add_step(f, o);
-  f.evidence.push_back(ev("collective kernels per step", o.comm_kernels, ""));
-  f.evidence.push_back(ev("collective kernel time per step", o.comm_s * kMs, "ms"));
+  if (o.comm_kernels > 0) f.evidence.push_back(ev("collective kernels per step", o.comm_kernels, ""));
+  if (o.comm_copies > 0) f.evidence.push_back(ev("peer copies per step", o.comm_copies, ""));
+  f.evidence.push_back(ev("communication time per step", o.comm_s * kMs, "ms"));
   f.evidence.push_back(ev("exposed per step (no other GPU work beside it)", own * kMs, "ms"));
   f.evidence.push_back(ev("exposed share of the step", own / o.step_s * kPct, "%"));
   if (o.comm_s > 0) {
@@ -478,7 +490,7 @@ std::optional<Finding> exposed_communication(const Observations& o) {
     if (seconds > op_s) op = name, op_s = seconds;
   }
   if (o.comm_s > 0 && op_s > 0) {
-    f.evidence.push_back(ev("largest collective: " + op + ", share of collective time",
+    f.evidence.push_back(ev("largest: " + op + ", share of the communication time",
                             std::min(1.0, op_s / o.comm_s) * kPct, "%"));
   }
   const std::string link =
@@ -502,6 +514,16 @@ std::optional<Finding> exposed_communication(const Observations& o) {
         "(BatchNorm's running statistics) from rank 0 before each forward; "
         "DistributedDataParallel(model, ..., broadcast_buffers=False) skips it (the ranks' "
         "running statistics then differ slightly)." +
+        link;
+  } else if (op == "peer_copy") {
+    f.fix =
+        "Copies from one GPU to another (tensor.to(\"cuda:1\"), a model split across GPUs, "
+        "a hand-made all-reduce through copies) hold the step: start each as soon as its data "
+        "is ready, on a stream of its own (non_blocking=True inside "
+        "torch.cuda.stream(side_stream)), and keep work queued beside it; a model split across "
+        "GPUs needs micro-batches in flight (torch.distributed.pipelining) so each GPU computes "
+        "while it sends; for gradients, DistributedDataParallel overlaps its all-reduces with "
+        "the backward." +
         link;
   } else if (op == "send_recv") {
     f.fix =

@@ -74,6 +74,10 @@ struct Observations {
   double syncs = 0;
   double sync_s = 0;
   bool syncs_recorded = true;    // false: a light trace (no synchronization records)
+  // The share of the traced steps with a wait in them (a sync; in a light trace, a small copy
+  // to the host): a program that reads a value back every N steps waits in one step of N, which
+  // a short window may still average to a wait per step.
+  double wait_step_share = 1;
   double idle_after_sync_s = 0;  // GPU idle from a sync's end to the next GPU work
 
   // The CUDA caching allocator going to the driver (cudaMalloc / cudaFree, per step): each
@@ -107,8 +111,11 @@ struct Observations {
   // that starts before a slower rank is ready spins until it is, so with several ranks part of
   // the exposed time is waiting for the slowest: comm_wait_s, the exposed time beyond the least
   // exposed rank's (set across ranks by share_out_waits; 0 for one process).
-  double comm_kernels = 0, comm_s = 0, comm_exposed_s = 0, comm_wait_s = 0;
-  std::map<std::string, double> comm_by_op_s;  // kernel time by collective ("all_gather", ...)
+  // Peer copies (comm_copies: a copy-engine all-reduce, a model split across GPUs) count as
+  // communication too; comm_wait_s is NCCL's only (a copy engine waits without running).
+  double comm_kernels = 0, comm_copies = 0, comm_s = 0, comm_exposed_s = 0, comm_wait_s = 0;
+  // Time by collective ("all_gather", ...; "peer_copy" for the peer copies).
+  std::map<std::string, double> comm_by_op_s;
 
   // Each GPU's busy time per step, by CUDA device: more than one when this process drives
   // several GPUs itself (torch.nn.DataParallel, a model split by hand).

@@ -353,6 +353,13 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   const auto counts = [&](const HostInterval& h) {
     return launching.empty() || launching.count({h.pid, h.tid}) != 0;
   };
+  // Which traced steps hold a wait (the steps' bounds as the host passed them).
+  std::vector<bool> waited(s.steps.size(), false);
+  const auto wait_at = [&](std::int64_t at) {
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      if (at >= s.steps[i].start_ns && at < s.steps[i].end_ns) waited[i] = true;
+    }
+  };
   double wait_idle = 0, after_sync = 0, launches = 0, launch_s = 0, syncs = 0, sync_s = 0;
   // Allocator calls, the runtime's and the driver's apart (cudaMalloc calls cuMemAlloc: both
   // may be recorded, and the runtime's count when there are any).
@@ -367,6 +374,7 @@ Observations observe(const Timeline& t, const TraceSummary& s,
     } else if (h.kind == HostInterval::Kind::sync && counts(h)) {
       ++syncs;
       sync_s += static_cast<double>(h.end_ns - h.start_ns) * kNs;
+      wait_at(h.start_ns);
       if (h.start_ns < from) continue;
       after_sync += idle_after(busy, h.end_ns);
     } else if (h.kind == HostInterval::Kind::api && is_launch(t.names[h.name])) {
@@ -421,6 +429,7 @@ Observations observe(const Timeline& t, const TraceSummary& s,
           o.small_d2h_copies += 1;
           // A light trace has no waits: the GPU idle after a value read back stands for theirs.
           if (!t.syncs_recorded && a.start_ns >= from) after_copy += idle_after(busy, a.end_ns);
+          if (!t.syncs_recorded) wait_at(a.start_ns);
         }
       }
       continue;
@@ -447,18 +456,23 @@ Observations observe(const Timeline& t, const TraceSummary& s,
       o.layout_transpose_s += seconds;
     }
   }
-  // The summary's collectives (NCCL kernels), over the GPU's span of the steps.
+  // The summary's communication (NCCL kernels, peer copies), over the GPU's span of the steps.
   o.comm_kernels = static_cast<double>(s.communication_kernels);
+  o.comm_copies = static_cast<double>(s.communication_copies);
   o.comm_s = s.communication_s;
   o.comm_exposed_s = s.communication_exposed_s;
   for (const auto& [device, seconds] : s.device_busy_s) o.device_busy_s[device] = seconds / n;
   for (const auto& [op, seconds] : s.communication_by_op) o.comm_by_op_s[op] = seconds / n;
-  for (double* v : {&o.comm_kernels, &o.comm_s, &o.comm_exposed_s, &o.h2d_copies, &o.h2d_bytes,
+  for (double* v : {&o.comm_kernels, &o.comm_copies, &o.comm_s, &o.comm_exposed_s, &o.h2d_copies, &o.h2d_bytes,
                     &o.pageable_h2d_copies, &o.pageable_h2d_bytes, &o.pageable_h2d_s, &o.d2h_copies,
                     &o.small_d2h_copies, &o.matmul_s, &o.matmul_tensor_s, &o.matmul_kernels,
                     &o.matmul_fp32_s, &o.conv_s, &o.layout_transposes, &o.layout_transpose_s})
     *v /= n;
   if (!t.syncs_recorded) o.idle_after_sync_s = after_copy / n;
+  if (!waited.empty()) {
+    o.wait_step_share = static_cast<double>(std::count(waited.begin(), waited.end(), true)) /
+                        static_cast<double>(waited.size());
+  }
   if (host_ahead) matmul_from_kernel_table(s, n, o);
   optimizer_chains(t, s, classes, o);
 

@@ -194,8 +194,9 @@ nlohmann::json ranks_json(std::vector<const ProcessTrace*> gpu_processes,
          {{"busy_share", s.gpu_busy_share}, {"kernels", s.kernels}, {"kernel_s", s.kernel_s}}},
         {"data_wait_s", s.data_wait_s}};
     if (n > 0 && s.syncs_recorded) rank["syncs_per_step"] = static_cast<double>(s.syncs) / n;
-    if (n > 0 && s.communication_kernels > 0) {
-      // Each rank's collectives: the ones that waited for a slower rank show more exposed time.
+    if (n > 0 && s.communication_kernels + s.communication_copies > 0) {
+      // Each rank's communication: NCCL's collectives that waited for a slower rank show more
+      // exposed time.
       rank["communication"] = {{"seconds_per_step", s.communication_s / n},
                                {"exposed_s_per_step", s.communication_exposed_s / n}};
     }

@@ -314,8 +314,10 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     if (c == classes.end()) c = classes.emplace(a.name, classify_kernel(t.names[a.name])).first;
     return c->second;
   };
-  const auto collective = [&](const GpuActivity& a) {
-    return a.kind == GpuActivity::Kind::kernel && class_of(a).kind == KernelKind::communication;
+  const auto communicates = [&](const GpuActivity& a) {
+    return a.kind == GpuActivity::Kind::kernel
+               ? class_of(a).kind == KernelKind::communication
+               : a.kind == GpuActivity::Kind::memcpy && a.copy == CopyKind::peer;
   };
   std::map<std::tuple<std::string, std::string, bool>, KernelTime> kernel_time;
   std::unordered_map<std::uint32_t, TopKernel> top;
@@ -323,7 +325,7 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
     if (a.end_ns > gpu_from && a.start_ns < gpu_to) {
       const Interval inside{std::max(a.start_ns, gpu_from), std::min(a.end_ns, gpu_to)};
       busy.push_back(inside);
-      (collective(a) ? communication : other_work).push_back(inside);
+      (communicates(a) ? communication : other_work).push_back(inside);
       by_device[a.device].push_back(&a);
     }
     const std::int64_t launched = at(a);
@@ -355,6 +357,11 @@ TraceSummary summarize(const Timeline& t, const std::vector<ThreadUse>& threads,
       ++cs.count;
       cs.bytes += a.bytes;
       cs.seconds += seconds;
+      if (communicates(a)) {
+        ++s.communication_copies;
+        s.communication_s += seconds;
+        s.communication_by_op["peer_copy"] += seconds;
+      }
     }
   }
   const std::vector<Interval> merged = merge(busy);

@@ -97,12 +97,16 @@ struct TraceSummary {
   bool syncs_recorded = true;  // false: a light trace, `syncs` counts nothing
   double data_wait_s = 0;
   std::uint64_t graph_kernels = 0;  // kernels launched from CUDA graphs
-  // Collective kernels (NCCL): how many were launched in the window and their time, and the part
-  // of the GPU's span when they ran with no other GPU work beside them (exposed: the step waits
-  // for them; with several ranks this includes waiting for the slowest).
-  std::uint64_t communication_kernels = 0;
+  // Communication between GPUs: collective kernels (NCCL) and copies from one GPU to another
+  // (peer copies: a copy-engine all-reduce, a model split across GPUs, tensor.to("cuda:1")).
+  // How many were launched in the window and their time, and the part of the GPU's span when
+  // they ran with no other GPU work beside them (exposed: the step waits for them; with several
+  // ranks on NCCL this includes waiting for the slowest, which a copy engine's wait does not
+  // show: it runs nothing while it waits).
+  std::uint64_t communication_kernels = 0, communication_copies = 0;
   double communication_s = 0, communication_exposed_s = 0;
-  std::map<std::string, double> communication_by_op;  // seconds by collective_of()
+  // Seconds by collective_of(), "peer_copy" for the peer copies.
+  std::map<std::string, double> communication_by_op;
   std::map<std::string, double> cpu_s_by_role;        // "main", "other", "descendant"
   std::vector<ThreadUse> threads;                     // most CPU first
   std::vector<int> devices;                           // GPUs with activity

@@ -241,8 +241,9 @@ json summary_to_json(const TraceSummary& s, const Timeline& t,
                            {"share_of_kernel_time", s.kernel_s > 0 ? k.seconds / s.kernel_s : 0}});
   }
   gpu["kernel_time"] = kernel_time;
-  if (s.communication_kernels > 0) {
+  if (s.communication_kernels > 0 || s.communication_copies > 0) {
     json communication = {{"kernels", s.communication_kernels},
+                          {"peer_copies", s.communication_copies},
                           {"seconds", s.communication_s},
                           {"exposed_s", s.communication_exposed_s},
                           {"seconds_by_collective", s.communication_by_op}};
@@ -430,10 +431,15 @@ void print_summary_json(const json& j, std::ostream& out) {
   }
   if (gpu.contains("communication")) {
     const json& c = gpu["communication"];
+    const long long kernels = c["kernels"].get<long long>();
+    const long long copies = c.value("peer_copies", 0LL);
+    std::string what;
+    if (kernels > 0) what = fmt::format("{} NCCL kernels", kernels);
+    if (copies > 0) what += fmt::format("{}{} peer copies", what.empty() ? "" : " and ", copies);
     out << fmt::format(
-        "Collectives (NCCL): {} in {} kernels, {} of it with no other GPU work beside it "
+        "Communication between GPUs: {} in {}, {} of it with no other GPU work beside it "
         "(exposed)\n",
-        ms(c["seconds"]), c["kernels"].get<long long>(), ms(c["exposed_s"]));
+        ms(c["seconds"]), what, ms(c["exposed_s"]));
   }
   out << "GPU idle gaps:";
   for (const json& b : gpu["idle"]) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace gpuscope::analysis::detail {
 namespace {
 
@@ -152,6 +154,18 @@ TEST(DiagnoseRules, SyncEveryStepCountsTheIdleAfterEachWait) {
   EXPECT_EQ(sync_every_step(o)->severity, Severity::info);
   o.syncs = 0.2;  // one every five steps: not every step
   EXPECT_FALSE(sync_every_step(o));
+  // Two a step on average, all in one step of three (a burst of reads every N steps that a
+  // short window caught): not every step either.
+  o.syncs = 2;
+  o.wait_step_share = 1.0 / 3;
+  EXPECT_FALSE(sync_every_step(o));
+  o.wait_step_share = 0.75;
+  const auto busy = sync_every_step(o);
+  ASSERT_TRUE(busy);
+  const auto share = std::find_if(busy->evidence.begin(), busy->evidence.end(),
+                                  [](const Evidence& e) { return e.what == "steps with a wait"; });
+  ASSERT_NE(share, busy->evidence.end());
+  EXPECT_DOUBLE_EQ(share->value, 75);
 }
 
 // 470 tiny kernels a step, the GPU idle in short gaps between them (launch_bound.py on the H100).
@@ -623,6 +637,29 @@ TEST(DiagnoseRules, TheFixFollowsTheCollectiveThatTakesMostOfTheTime) {
             std::string::npos);
   EXPECT_NE(fix_for({{"send_recv", 4e-3}}).find("1F1B"), std::string::npos);
   EXPECT_NE(fix_for({{"send_recv", 4e-3}}).find("nvidia-smi topo -m"), std::string::npos);
+}
+
+// Copies between GPUs and no collective kernel (a model split across GPUs, a copy-engine
+// all-reduce): communication all the same, with a fix of its own.
+TEST(DiagnoseRules, ExposedCopiesBetweenGpusAreCommunication) {
+  Observations o = healthy_step();
+  o.comm_copies = 4;
+  o.comm_s = 3e-3;
+  o.comm_exposed_s = 2e-3;
+  o.comm_by_op_s = {{"peer_copy", 3e-3}};
+  const std::vector<Finding> found = rules(o);
+  const Finding* f = with_id(found, "exposed_communication");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title, "Copies between GPUs run with no computation beside them");
+  EXPECT_NE(f->fix.find("torch.distributed.pipelining"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("non_blocking=True"), std::string::npos) << f->fix;
+  const auto copies = std::find_if(f->evidence.begin(), f->evidence.end(), [](const Evidence& e) {
+    return e.what == "peer copies per step";
+  });
+  ASSERT_NE(copies, f->evidence.end());
+  EXPECT_DOUBLE_EQ(copies->value, 4);
+  o.comm_exposed_s = 0.5e-3;  // 3 % of the step
+  EXPECT_EQ(with_id(rules(o), "exposed_communication"), nullptr);
 }
 
 TEST(DiagnoseRules, ASlowerRanksGpuIsNamedAndTheOthersWaitIsNotCommunication) {

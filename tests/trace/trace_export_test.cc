@@ -10,6 +10,7 @@
 #include "gpuscope/trace.h"
 #include "support/cli_run.h"
 #include "trace/timeline_build.h"
+#include "trace/summary_json.h"
 #include "trace/timeline_fixture.h"
 
 namespace gpuscope::trace::detail {
@@ -193,6 +194,42 @@ TEST(TraceOnH100Recording, AHostThatOutrunsItsGpuGetsTheGpusStepTimes) {
   }
   EXPECT_GT(s.gpu_busy_share, 0.9);
   EXPECT_GT(s.graph_kernels, 0u);
+}
+
+// A real recording, labelled: gpuscope-torch --model gpt2 --mode amp_bf16 --batch 8
+// --world-size 2 --graphs off (data parallel, the copy-engine all-reduce with AdamW sharded),
+// traced on the lent 2x H200 (NV18, driver 580.159.04, torch 2.11.0+cu130) on 2026-11-27 by
+// `bash bench/multi_device.sh checks` (session 18, call 1: `gpuscope trace --skip-steps 15
+// --steps 6`), then trimmed by tests/fixtures/diagnose/trim.py --steps 4 (summary.json without
+// its timeline_sample). Each rank copies its chunk of every gradient bucket to the other GPU and
+// its updated parameters back: peer copies, no NCCL kernel, in every step.
+constexpr const char* kH200CopyEngine = GPUSCOPE_TEST_FIXTURES "/trace/h200x2_torch_copy_engine";
+
+TEST(TraceOnH200Recording, ACopyEngineAllReducesPeerCopiesAreItsCommunication) {
+  auto processes = read_trace_dir(kH200CopyEngine);
+  ASSERT_TRUE(processes.ok()) << processes.status().message();
+  ASSERT_EQ(processes->size(), 2u);
+  for (const ProcessTrace& p : *processes) {
+    const Timeline t = build_timeline({p}, static_cast<pid_t>(p.header.pid));
+    const TraceSummary s = summarize(t, {}, {});
+    ASSERT_EQ(s.steps.size(), 4u);
+    EXPECT_EQ(s.communication_kernels, 0u);
+    // 13 buckets, each a chunk and a flag out for the reduce-scatter and again for the
+    // all-gather: 52 peer copies a step.
+    EXPECT_EQ(s.communication_copies, 4u * 52);
+    EXPECT_EQ(s.communication_copies, s.copies.at("peer").count);
+    EXPECT_NEAR(s.communication_s, s.copies.at("peer").seconds, 1e-12);
+    EXPECT_NEAR(s.communication_by_op.at("peer_copy"), s.communication_s, 1e-12);
+    // Overlapped with the backward but for the last bucket's round trip.
+    EXPECT_GT(s.communication_exposed_s, 0.0);
+    EXPECT_LT(s.communication_exposed_s, 0.5 * s.communication_s);
+    const nlohmann::json j = summary_to_json(s, t, {});
+    EXPECT_EQ(j["gpu"]["communication"]["peer_copies"], 4u * 52);
+    std::ostringstream console;
+    print_summary_json(j, console);
+    EXPECT_NE(console.str().find("Communication between GPUs: "), std::string::npos);
+    EXPECT_NE(console.str().find(" in 208 peer copies, "), std::string::npos) << console.str();
+  }
 }
 
 }  // namespace
