@@ -337,6 +337,11 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
         "--shard-optimizer on needs the copy-engine all-reduce (--all-reduce auto or "
         "copy-engine), not nccl"};
   }
+  if (out.config.shard_optimizer == Toggle::on) {
+    if (const std::string obstacle = optimizer_shard_obstacle(out.config, true); !obstacle.empty()) {
+      return UsageError{"--shard-optimizer on: " + obstacle};
+    }
+  }
   if (out.config.shard_optimizer == Toggle::on && out.config.device.starts_with("cpu")) {
     return UsageError{
         "--shard-optimizer on needs CUDA devices (it runs on the copy-engine all-reduce)"};

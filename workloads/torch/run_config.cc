@@ -120,4 +120,14 @@ int64_t input_sets_for(const RunConfig& config) {
   return host_fed ? std::max<int64_t>(sets, 2) : sets;
 }
 
+std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine) {
+  if (!copy_engine) return "the gradients are not all-reduced by the copy engines";
+  if (!config.fused_adamw) return "LibTorch's AdamW (--fused-adamw off) keeps the whole state";
+  if (!config.bucket_step) return "--bucket-step off steps every parameter after the last bucket";
+  if (plan_for(config.mode).loss_scaling) {
+    return "fp16's loss scaling skips a step on an overflow in any gradient";
+  }
+  return "";
+}
+
 }  // namespace gpuscope::workloads

@@ -160,4 +160,9 @@ ResolvedSwitches resolve_switches(const RunConfig& config, bool on_cuda);
 // other.
 int64_t input_sets_for(const RunConfig& config);
 
+// Why the optimizer cannot be sharded over the ranks (--shard-optimizer), given whether the copy
+// engines all-reduce the gradients; empty when it can. The options' part (copy_engine true) is
+// known before a run starts.
+std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine);
+
 }  // namespace gpuscope::workloads

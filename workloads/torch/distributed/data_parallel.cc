@@ -47,16 +47,6 @@ DataParallel::DataParallel(const RunConfig& config, ReferenceModel& model, const
                                                communication_dtype, copy_engine_, sharded_);
 }
 
-std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine) {
-  if (!copy_engine) return "the gradients are not all-reduced by the copy engines";
-  if (!config.fused_adamw) return "LibTorch's AdamW (--fused-adamw off) keeps the whole state";
-  if (!config.bucket_step) return "--bucket-step off steps every parameter after the last bucket";
-  if (plan_for(config.mode).loss_scaling) {
-    return "fp16's loss scaling skips a step on an overflow in any gradient";
-  }
-  return "";
-}
-
 DataParallel::~DataParallel() = default;
 
 std::vector<Batch> DataParallel::share_of(const std::vector<Batch>& global) const {

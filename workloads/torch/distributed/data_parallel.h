@@ -63,10 +63,6 @@ class DataParallel {
   std::optional<std::string> all_reduce_fallback_;  // --all-reduce auto: why not them
 };
 
-// Why the optimizer cannot be sharded over the ranks (--shard-optimizer), given whether the copy
-// engines all-reduce the gradients; empty when it can.
-std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine);
-
 // Test hook: GPUSCOPE_TORCH_FAULT="R:S" kills rank R with SIGKILL before its step S (how a
 // crashed rank looks to the others); "R:S:stop" stops it with SIGSTOP instead (a rank that
 // hangs). Nothing happens when unset or for another rank/step.
