@@ -375,7 +375,10 @@ checks() {
     tail -3 "/tmp/checks_$label.err"
   }
   {
-    for spec in ${MULTI_MODELS:-vit_b16:160}; do
+    # MULTI_CHECKS="bench refusals trace live": which parts (default: all but live; live runs
+    # bench/trace_live_device.sh's ddp set, DDP_PROGRAMS, with this tree's gpuscope).
+    want() { [[ " ${MULTI_CHECKS:-bench refusals trace} " == *" $1 "* ]]; }
+    want bench && for spec in ${MULTI_MODELS:-vit_b16:160}; do
       IFS=: read -r model batch <<<"$spec"
       start=$(date +%s)
       timeout -k 10 400 "$cli" bench --model "$model" --task train --mode amp_bf16 --batch "$batch" \
@@ -383,13 +386,15 @@ checks() {
         --json "$out/multi_checks_$model.json" --torch-bin "$bin"
       echo "gpuscope bench --gpus 1,$gpus ($model) -> exit $? in $(($(date +%s) - start)) s"
     done
-    # Asked for and impossible: fp16's loss scaling; NCCL (a usage error, exit 2).
-    run_check shard-on-fp16 "$bin" "${small[@]}" --mode amp_fp16 --world-size 2 --shard-optimizer on
-    run_check shard-on-nccl "$bin" "${small[@]}" --world-size 2 --shard-optimizer on --all-reduce nccl
-    run_check more-ranks-than-gpus "$bin" "${small[@]}" --world-size $((gpus + 1))
+    # Asked for and impossible: fp16's loss scaling; NCCL (usage errors, exit 2).
+    if want refusals; then
+      run_check shard-on-fp16 "$bin" "${small[@]}" --mode amp_fp16 --world-size 2 --shard-optimizer on
+      run_check shard-on-nccl "$bin" "${small[@]}" --world-size 2 --shard-optimizer on --all-reduce nccl
+      run_check more-ranks-than-gpus "$bin" "${small[@]}" --world-size $((gpus + 1))
+    fi
     # The copy engines' communication under trace and diagnose.
     local mode
-    for mode in off on; do
+    want trace && for mode in off on; do
       rm -rf "/tmp/checks_traces/graphs_$mode"
       mkdir -p /tmp/checks_traces
       run_check "trace-graphs-$mode" "$cli" trace --skip-steps 15 --steps 6 \
@@ -402,8 +407,11 @@ checks() {
       echo "diagnose (graphs $mode) -> exit $?"
       rm -f "/tmp/checks_traces/graphs_$mode/trace.json"
     done
+    if want live; then
+      OUT=/tmp/checks_live GPUSCOPE_BIN="$cli" LIVE_CASES=ddp bash bench/trace_live_device.sh cases
+    fi
   } 2>&1 | tee "$out/multi_checks.out"
-  tar -czf "$out/multi_checks_traces.tar.gz" -C /tmp checks_traces
+  [ -d /tmp/checks_traces ] && tar -czf "$out/multi_checks_traces.tar.gz" -C /tmp checks_traces
   tar -czf "$out/bin.tar.gz" -C "$root" bin/gpuscope-torch
   cp "$out/bin.tar.gz" /tmp/bin.tar.gz
 }
