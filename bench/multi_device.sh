@@ -356,7 +356,8 @@ ceiling() {
 # checks: what earlier sessions left unrun on GPUs, with the tree ceiling builds: `gpuscope bench
 # --gpus 1,N` per model of MULTI_MODELS (default "vit_b16:160"; its scaling table's all-reduce
 # cell), --shard-optimizer on where it cannot run, more ranks than GPUs, and a copy-engine
-# data-parallel run (GPT-2, eager and with CUDA graphs) under `gpuscope trace` and `gpuscope
+# data-parallel run (MULTI_TRACE_ARGS, default "--model gpt2 --batch 8"; eager and with CUDA
+# graphs) under `gpuscope trace` and `gpuscope
 # diagnose` -> multi_checks.out, multi_checks_*.json, multi_checks_traces.tar.gz (the traces'
 # records and summaries; trace.json left out); bin.tar.gz (bin/gpuscope-torch) for later calls.
 checks() {
@@ -398,8 +399,8 @@ checks() {
       rm -rf "/tmp/checks_traces/graphs_$mode"
       mkdir -p /tmp/checks_traces
       run_check "trace-graphs-$mode" "$cli" trace --skip-steps 15 --steps 6 \
-        -o "/tmp/checks_traces/graphs_$mode" -- "$bin" --model gpt2 --mode amp_bf16 --batch 8 \
-        --warmup 10 --windows 2 --steps 10 --world-size 2 --graphs "$mode"
+        -o "/tmp/checks_traces/graphs_$mode" -- "$bin" ${MULTI_TRACE_ARGS:---model gpt2 --batch 8} \
+        --mode amp_bf16 --warmup 10 --windows 2 --steps 10 --world-size 2 --graphs "$mode"
       cat "/tmp/checks_trace-graphs-$mode.out"
       timeout 120 "$cli" diagnose "/tmp/checks_traces/graphs_$mode"
       timeout 120 "$cli" diagnose --json "/tmp/checks_traces/graphs_$mode" \
