@@ -470,7 +470,8 @@ std::optional<Finding> exposed_communication(const Observations& o) {
                        : "Copies between GPUs run with no computation beside them",
                    o);
   add_step(f, o);
-  if (o.comm_kernels > 0) f.evidence.push_back(ev("collective kernels per step", o.comm_kernels, ""));
+  if (o.comm_kernels > 0)
+    f.evidence.push_back(ev("collective kernels per step", o.comm_kernels, ""));
   if (o.comm_copies > 0) f.evidence.push_back(ev("peer copies per step", o.comm_copies, ""));
   f.evidence.push_back(ev("communication time per step", o.comm_s * kMs, "ms"));
   f.evidence.push_back(ev("exposed per step (no other GPU work beside it)", own * kMs, "ms"));

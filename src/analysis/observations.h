@@ -73,7 +73,7 @@ struct Observations {
 
   double syncs = 0;
   double sync_s = 0;
-  bool syncs_recorded = true;    // false: a light trace (no synchronization records)
+  bool syncs_recorded = true;  // false: a light trace (no synchronization records)
   // The share of the traced steps with a wait in them (a sync; in a light trace, a small copy
   // to the host): a program that reads a value back every N steps waits in one step of N, which
   // a short window may still average to a wait per step.

@@ -463,10 +463,11 @@ Observations observe(const Timeline& t, const TraceSummary& s,
   o.comm_exposed_s = s.communication_exposed_s;
   for (const auto& [device, seconds] : s.device_busy_s) o.device_busy_s[device] = seconds / n;
   for (const auto& [op, seconds] : s.communication_by_op) o.comm_by_op_s[op] = seconds / n;
-  for (double* v : {&o.comm_kernels, &o.comm_copies, &o.comm_s, &o.comm_exposed_s, &o.h2d_copies, &o.h2d_bytes,
-                    &o.pageable_h2d_copies, &o.pageable_h2d_bytes, &o.pageable_h2d_s, &o.d2h_copies,
-                    &o.small_d2h_copies, &o.matmul_s, &o.matmul_tensor_s, &o.matmul_kernels,
-                    &o.matmul_fp32_s, &o.conv_s, &o.layout_transposes, &o.layout_transpose_s})
+  for (double* v :
+       {&o.comm_kernels, &o.comm_copies, &o.comm_s, &o.comm_exposed_s, &o.h2d_copies, &o.h2d_bytes,
+        &o.pageable_h2d_copies, &o.pageable_h2d_bytes, &o.pageable_h2d_s, &o.d2h_copies,
+        &o.small_d2h_copies, &o.matmul_s, &o.matmul_tensor_s, &o.matmul_kernels, &o.matmul_fp32_s,
+        &o.conv_s, &o.layout_transposes, &o.layout_transpose_s})
     *v /= n;
   if (!t.syncs_recorded) o.idle_after_sync_s = after_copy / n;
   if (!waited.empty()) {

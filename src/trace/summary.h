@@ -107,10 +107,10 @@ struct TraceSummary {
   double communication_s = 0, communication_exposed_s = 0;
   // Seconds by collective_of(), "peer_copy" for the peer copies.
   std::map<std::string, double> communication_by_op;
-  std::map<std::string, double> cpu_s_by_role;        // "main", "other", "descendant"
-  std::vector<ThreadUse> threads;                     // most CPU first
-  std::vector<int> devices;                           // GPUs with activity
-  std::map<int, double> device_busy_s;                // each GPU's busy time, over the same span
+  std::map<std::string, double> cpu_s_by_role;  // "main", "other", "descendant"
+  std::vector<ThreadUse> threads;               // most CPU first
+  std::vector<int> devices;                     // GPUs with activity
+  std::map<int, double> device_busy_s;          // each GPU's busy time, over the same span
 };
 
 struct SummaryOptions {

@@ -188,9 +188,9 @@ TEST(TraceSummary, CollectivesAndTheirTimeWithNothingBesideThem) {
               5 * 4.5e-3, 1e-9);
   std::ostringstream console;
   print_summary_json(j, console);
-  EXPECT_NE(console.str().find(
-                "Communication between GPUs: 22.500 ms in 10 NCCL kernels, 10.000 ms"),
-            std::string::npos)
+  EXPECT_NE(
+      console.str().find("Communication between GPUs: 22.500 ms in 10 NCCL kernels, 10.000 ms"),
+      std::string::npos)
       << console.str();
   // A program without collectives has no such entry.
   const Timeline starved = starved_loop(6, true);

@@ -9,8 +9,8 @@
 
 #include "gpuscope/trace.h"
 #include "support/cli_run.h"
-#include "trace/timeline_build.h"
 #include "trace/summary_json.h"
+#include "trace/timeline_build.h"
 #include "trace/timeline_fixture.h"
 
 namespace gpuscope::trace::detail {

@@ -338,7 +338,8 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
         "copy-engine), not nccl"};
   }
   if (out.config.shard_optimizer == Toggle::on) {
-    if (const std::string obstacle = optimizer_shard_obstacle(out.config, true); !obstacle.empty()) {
+    if (const std::string obstacle = optimizer_shard_obstacle(out.config, true);
+        !obstacle.empty()) {
       return UsageError{"--shard-optimizer on: " + obstacle};
     }
   }

@@ -40,9 +40,9 @@ void StepProgram::make_optimizer(const RunConfig& config, bool bucket_step) {
   if (!config.fused_adamw) {
     libtorch_adamw_ = std::make_unique<torch::optim::AdamW>(
         model_->parameters(), torch::optim::AdamWOptions(config.adamw.lr)
-                    .betas({config.adamw.beta1, config.adamw.beta2})
-                    .weight_decay(config.adamw.weight_decay)
-                    .eps(config.adamw.eps));
+                                  .betas({config.adamw.beta1, config.adamw.beta2})
+                                  .weight_decay(config.adamw.weight_decay)
+                                  .eps(config.adamw.eps));
     return;
   }
   fused_.emplace(model_->parameters(), config.adamw);

@@ -387,7 +387,8 @@ std::vector<ShardedAdamW::Shard> GradientBuckets::shards() const {
   std::vector<ShardedAdamW::Shard> out;
   if (!impl_->sharded) return out;
   for (size_t b = 0; b < impl_->buckets.size(); ++b) {
-    out.push_back(ShardedAdamW::Shard{impl_->peer->chunk(b).count, impl_->buckets[b].buffer.scalar_type()});
+    out.push_back(
+        ShardedAdamW::Shard{impl_->peer->chunk(b).count, impl_->buckets[b].buffer.scalar_type()});
   }
   return out;
 }
