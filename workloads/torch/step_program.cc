@@ -20,11 +20,11 @@ StepProgram::StepProgram(std::shared_ptr<ReferenceModel> model, const RunConfig&
       gradient_sync_(gradient_sync) {
   if (!is_training(task_)) return;
   if (plan_.loss_scaling) scaler_.emplace(device.device, config.loss_scaler);
-  make_optimizer(config, config.bucket_step);
+  make_optimizer(config);
   loss_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(device.device));
 }
 
-void StepProgram::make_optimizer(const RunConfig& config, bool bucket_step) {
+void StepProgram::make_optimizer(const RunConfig& config) {
   GradientBuckets* const buckets = gradient_sync_;
   if (buckets != nullptr && buckets->sharded()) {
     TORCH_CHECK(buckets_cover_each_parameter_once(),
@@ -46,7 +46,7 @@ void StepProgram::make_optimizer(const RunConfig& config, bool bucket_step) {
     return;
   }
   fused_.emplace(model_->parameters(), config.adamw);
-  if (buckets == nullptr || !bucket_step || scaler_) return;
+  if (buckets == nullptr || !config.bucket_step || scaler_) return;
   // Every parameter in exactly one bucket (none frozen, none twice), as the split requires.
   if (!buckets_cover_each_parameter_once()) return;
   std::vector<std::vector<size_t>> parts;

@@ -74,7 +74,7 @@ class StepProgram {
   bool buckets_cover_each_parameter_once() const;
   // The optimizer: LibTorch's or the fused AdamW, split into the buckets with bucket steps, or
   // sharded over the ranks with sharded buckets.
-  void make_optimizer(const RunConfig& config, bool bucket_step);
+  void make_optimizer(const RunConfig& config);
 
   std::shared_ptr<ReferenceModel> model_;
   ModelKind kind_;
