@@ -319,7 +319,6 @@ PY
   grep -h '"type":"error"' "$out"/multi_ab_*.jsonl | cut -c1-400 | head -10
 }
 
-# ceiling: gpuscope bench's own scaling table with the no-sync twins (issue 18), built here.
 # build_all TREE LOG: gpuscope, its injection library and gpuscope-torch in one tree (carry
 # .carry); gpuscope-torch also as $bin, for the functions that run that.
 build_all() {
@@ -332,6 +331,7 @@ build_all() {
   echo "built in $(($(date +%s) - start)) s"
 }
 
+# ceiling: gpuscope bench's own scaling table with the no-sync twins (issue 18), built here.
 ceiling() {
   local tree="$root/build/device-all" log="$out/multi_ceiling_build.log" start model batch
   build_all "$tree" "$log" || return 1
@@ -357,9 +357,9 @@ ceiling() {
 # --gpus 1,N` per model of MULTI_MODELS (default "vit_b16:160"; its scaling table's all-reduce
 # cell), --shard-optimizer on where it cannot run, more ranks than GPUs, and a copy-engine
 # data-parallel run (MULTI_TRACE_ARGS, default "--model gpt2 --batch 8"; eager and with CUDA
-# graphs) under `gpuscope trace` and `gpuscope
-# diagnose` -> multi_checks.out, multi_checks_*.json, multi_checks_traces.tar.gz (the traces'
-# records and summaries; trace.json left out); bin.tar.gz (bin/gpuscope-torch) for later calls.
+# graphs) under `gpuscope trace` and `gpuscope diagnose` -> multi_checks.out,
+# multi_checks_*.json, multi_checks_traces.tar.gz (the traces' records and summaries; trace.json
+# left out); bin.tar.gz (bin/gpuscope-torch) for later calls.
 checks() {
   local tree="$root/build/device-all" start model batch rc
   build_all "$tree" "$out/multi_checks_build.log" || return 1
