@@ -9,7 +9,8 @@
 # burst after the backward). Every run has nvidia-smi beside it (SM clock, power, power cap) and
 # link_keepalive sampling NVML's NVLink power state. Two rounds, the second in reverse order.
 # Reads the GPUs only: never changes a power limit, clocks or link setting.
-# -> $OUT/link_power.out (the table), link_power.jsonl (every line), link_build.log
+# -> $OUT/link_power.out (the table), link_power.jsonl (every line), link_build.log, and
+# bin.tar.gz (the gpuscope-torch built, for multi_device.sh's BIN_TGZ)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 export NCCL_NVLS_ENABLE=0
@@ -24,6 +25,7 @@ else
   build_torch_standalone "$root/build/torch-link" "$log" || exit 1
   mkdir -p "$root/bin"
   cp "$root/build/torch-link/gpuscope-torch" "$bin"
+  tar -czf "$out/bin.tar.gz" -C "$root" bin/gpuscope-torch
 fi
 nvcc -std=c++17 -O2 -I"$root/.carry/nvml" -o "$keepalive" bench/link_keepalive.cu -ldl >>"$log" 2>&1 ||
   {
@@ -57,8 +59,16 @@ run() {
   "$keepalive" "${k[@]}" >"/tmp/ka_$name.json" 2>>"$out/link_power.err" &
   ka=$!
   sleep 1
-  timeout -k 10 200 "$bin" "${args[@]}" "$@" 2>>"$out/link_power.err" |
-    grep '"type":"result"' | grep -v '"rank":1' | sed "s/^{/{\"run\":\"$name\",/" >>"$jsonl"
+  # Rank 0's result (the other ranks' lines carry "rank" at the top).
+  timeout -k 10 200 "$bin" "${args[@]}" "$@" 2>>"$out/link_power.err" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("type") == "result" and r.get("rank", 0) == 0:
+        print(json.dumps(dict(run=sys.argv[1], **r)))' "$name" >>"$jsonl"
   kill -TERM "$ka"
   wait "$ka"
   kill "$smi"
@@ -96,7 +106,10 @@ round() {
     esac
   done
 }
-order=(one nosync nosync_peer_4k_100us nosync_local_4k_100us nosync_peer_4k_2ms nosync_peer_8m_1200us dp dp_one_bucket)
+# LINK_RUNS picks the runs. nosync_local_4k_100us is left out by default: a second process's
+# copies within a GPU ran on its SMs (the trainer's clock rose by 150 MHz while it waited for
+# them, session 19's call 1), so it does not separate the link from the copies.
+read -r -a order <<<"${LINK_RUNS:-one nosync nosync_peer_4k_2ms nosync_peer_8m_1200us dp dp_one_bucket}"
 round "${order[@]}"
 reversed=()
 for ((i = ${#order[@]} - 1; i >= 0; i--)); do reversed+=("${order[i]}"); done

@@ -484,20 +484,27 @@ PY
 }
 
 # table: the scaling table at each count of MULTI_GPU_COUNTS (default: all visible GPUs), ours
-# with CUDA graphs (the default) and torchrun + DDP, the 1-GPU runs once per model: one
-# multi_tableN_MODEL.jsonl per count (the 1-GPU lines copied in), tabled by multi_table.py.
+# with CUDA graphs (the default) and torchrun + DDP: per model one 1-GPU run of each, the N-GPU
+# runs, then MULTI_TABLE_ONE_GPU_RUNS-1 (default 2) more 1-GPU runs of each, whose median is the
+# baseline (multi_table.py); one multi_tableN_MODEL.jsonl per count (the 1-GPU lines copied in).
 table() {
-  local model batch extra n
+  local model batch extra n k
   for spec in ${MULTI_MODELS:-vit_b16:160 gpt2:16 resnet50:256}; do
     IFS=: read -r model batch <<<"$spec"
     extra=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
     ours "table1_$model" "${extra[@]}"
     reference "table1_$model" 1 train --model "$model" --batch "$batch"
     for n in ${MULTI_GPU_COUNTS:-$gpus}; do
-      cp "$out/multi_table1_$model.jsonl" "$out/multi_table${n}_$model.jsonl"
-      ours "table${n}_$model" "${extra[@]}" --world-size "$n" --dist-timeout 120
-      reference "table${n}_$model" "$n" train --model "$model" --batch "$batch"
-      # Each row as soon as it is measured: a call cut short keeps the rows before.
+      ours "tableN${n}_$model" "${extra[@]}" --world-size "$n" --dist-timeout 120
+      reference "tableN${n}_$model" "$n" train --model "$model" --batch "$batch"
+    done
+    for ((k = 1; k < ${MULTI_TABLE_ONE_GPU_RUNS:-3}; k++)); do
+      ours "table1_$model" "${extra[@]}"
+      reference "table1_$model" 1 train --model "$model" --batch "$batch"
+    done
+    for n in ${MULTI_GPU_COUNTS:-$gpus}; do
+      cat "$out/multi_table1_$model.jsonl" "$out/multi_tableN${n}_$model.jsonl" \
+        >"$out/multi_table${n}_$model.jsonl"
       python3 bench/multi_table.py "$out/multi_table${n}_$model.jsonl" | grep -v '^{' |
         tee -a "$out/multi_table.out"
     done

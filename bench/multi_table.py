@@ -7,10 +7,18 @@ against the 1-GPU run with graphs.
 One row per model and gradient-communication dtype ("comm"): fp32, and bf16 where a file has
 N-GPU runs with gpuscope-torch --grad-comm bf16 or multi_reference.py --comm-hook bf16. One GPU
 communicates nothing: the 1-GPU runs are every row's baseline (DDP's 1-GPU run with the same
-hook where the file has one).
+hook where the file has one). Several runs of one key (table's MULTI_TABLE_ONE_GPU_RUNS) count
+as their median: one 1-GPU run alone varied by +-0.6 % (session 17).
 Prints the table and one JSON line per row (a `scaling` record)."""
 import json
 import sys
+
+
+def median_run(runs):
+    """The runs of one key as one: the run of the median samples/s (the lower of the two middle
+    ones for an even count), with "runs" their number."""
+    ordered = sorted(runs, key=lambda r: r["samples_per_second"])
+    return dict(ordered[(len(ordered) - 1) // 2], runs=len(runs))
 
 
 def rows(path):
@@ -31,11 +39,12 @@ def rows(path):
                        dp.get("grad_comm", "fp32"))
             else:
                 key = ("1g" if graphs else "1e", None)
-            ours[key] = dict(r, graphs=graphs)
+            ours.setdefault(key, []).append(dict(r, graphs=graphs))
         elif r.get("type") == "reference":
             comm = "bf16" if r.get("comm_hook") == "bf16" else "fp32"
-            ref[(r["world_size"], comm)] = r
-    return ours, ref
+            ref.setdefault((r["world_size"], comm), []).append(r)
+    return ({k: median_run(v) for k, v in ours.items()},
+            {k: median_run(v) for k, v in ref.items()})
 
 
 def gib(b):
@@ -84,6 +93,7 @@ def row(ours, ref, n, comm, path):
         "overlap_fraction": dp.get("overlap_fraction"), "peak_reserved_bytes_per_gpu": mem,
         "ddp_1gpu": sps(r1), "ddp_ngpu": sps(rn), "ddp_efficiency": eff(sps(r1), sps(rn)),
         "ours_over_ddp": sps(multi) / sps(rn) if multi and rn else None,
+        "ours_1gpu_runs": (like or {}).get("runs"), "ddp_1gpu_runs": (r1 or {}).get("runs"),
     }
     f = lambda v, fmt: format(v, fmt) if v is not None else "-"
     model = record["model"] or (rn or r1 or {}).get("model") or path
@@ -96,6 +106,9 @@ def row(ours, ref, n, comm, path):
           f' {gib(mem):>8} {f(sps(r1), "8.1f")} {f(sps(rn), "8.1f")}'
           f' {f(record["ddp_efficiency"] and 100 * record["ddp_efficiency"], "5.1f")}%'
           f' {f(record["ours_over_ddp"], "8.3f")}')
+    if (record["ours_1gpu_runs"] or 1) > 1 or (record["ddp_1gpu_runs"] or 1) > 1:
+        print(f'{"":9} 1-GPU baselines: the median of {record["ours_1gpu_runs"] or 0} runs (ours),'
+              f' {record["ddp_1gpu_runs"] or 0} (DDP)')
     print(json.dumps(record))
 
 
