@@ -31,7 +31,9 @@ namespace {
 
 std::atomic<bool> stop{false};
 
-void on_signal(int) { stop = true; }
+void on_signal(int) {
+  stop = true;
+}
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -54,8 +56,7 @@ bool load_nvml() {
   if (!so) return false;
   nvml.init = reinterpret_cast<decltype(nvml.init)>(dlsym(so, "nvmlInit_v2"));
   nvml.shutdown = reinterpret_cast<decltype(nvml.shutdown)>(dlsym(so, "nvmlShutdown"));
-  nvml.handle =
-      reinterpret_cast<decltype(nvml.handle)>(dlsym(so, "nvmlDeviceGetHandleByIndex_v2"));
+  nvml.handle = reinterpret_cast<decltype(nvml.handle)>(dlsym(so, "nvmlDeviceGetHandleByIndex_v2"));
   nvml.link_state =
       reinterpret_cast<decltype(nvml.link_state)>(dlsym(so, "nvmlDeviceGetNvLinkState"));
   nvml.fields = reinterpret_cast<decltype(nvml.fields)>(dlsym(so, "nvmlDeviceGetFieldValues"));
@@ -178,20 +179,21 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sampler.join();
 
-  std::printf("{\"type\":\"link_keepalive\",\"mode\":\"%s\",\"bytes\":%zu,\"period_us\":%lld,"
-              "\"seconds\":%.2f,\"copies\":%ld,\"bytes_per_second_each_way\":%.0f,\"gpus\":[",
-              mode.c_str(), bytes, static_cast<long long>(period.count()), seconds, copies,
-              seconds > 0 ? copies * static_cast<double>(bytes) / seconds : 0.0);
+  std::printf(
+      "{\"type\":\"link_keepalive\",\"mode\":\"%s\",\"bytes\":%zu,\"period_us\":%lld,"
+      "\"seconds\":%.2f,\"copies\":%ld,\"bytes_per_second_each_way\":%.0f,\"gpus\":[",
+      mode.c_str(), bytes, static_cast<long long>(period.count()), seconds, copies,
+      seconds > 0 ? copies * static_cast<double>(bytes) / seconds : 0.0);
   for (int g = 0; g < kGpus; ++g) {
     const LinkCounts& c = counts[g];
     const long n = c.high + c.low;
-    std::printf("%s{\"gpu\":%d,\"link_samples\":%ld,\"high_speed_share\":%s,\"failed_reads\":%ld,"
-                "\"low_power_threshold\":%s,\"threshold_units\":%s,\"threshold_supported\":%s}",
-                g ? "," : "", g, n, n ? std::to_string(double(c.high) / n).c_str() : "null",
-                c.failed,
-                field_or_null(devices[g], NVML_FI_DEV_NVLINK_GET_POWER_THRESHOLD).c_str(),
-                field_or_null(devices[g], NVML_FI_DEV_NVLINK_GET_POWER_THRESHOLD_UNITS).c_str(),
-                field_or_null(devices[g], NVML_FI_DEV_NVLINK_GET_POWER_THRESHOLD_SUPPORTED).c_str());
+    std::printf(
+        "%s{\"gpu\":%d,\"link_samples\":%ld,\"high_speed_share\":%s,\"failed_reads\":%ld,"
+        "\"low_power_threshold\":%s,\"threshold_units\":%s,\"threshold_supported\":%s}",
+        g ? "," : "", g, n, n ? std::to_string(double(c.high) / n).c_str() : "null", c.failed,
+        field_or_null(devices[g], NVML_FI_DEV_NVLINK_GET_POWER_THRESHOLD).c_str(),
+        field_or_null(devices[g], NVML_FI_DEV_NVLINK_GET_POWER_THRESHOLD_UNITS).c_str(),
+        field_or_null(devices[g], NVML_FI_DEV_NVLINK_GET_POWER_THRESHOLD_SUPPORTED).c_str());
   }
   std::printf("]}\n");
   nvml.shutdown();

@@ -24,7 +24,8 @@
 #       # graphs (--graphs on) -> multi_ab_*.jsonl, multi_ab.out (the table)
 #   bash bench/multi_device.sh table [BIN_TGZ] # there, no carry: the scaling table at each GPU
 #       # count of MULTI_GPU_COUNTS (default all visible), ours (CUDA graphs) and torchrun + DDP,
-#       # fp32 all-reduces -> multi_table*_*.jsonl, multi_table.out
+#       # fp32 all-reduces, 1-GPU baselines the median of MULTI_TABLE_ONE_GPU_RUNS (default 3)
+#       # runs -> multi_table*_*.jsonl, multi_table.out
 #   bash bench/multi_device.sh ceiling       # there (carry .carry): gpuscope, its injection
 #       # library and gpuscope-torch in one tree, then `gpuscope bench --gpus 1,N
 #       # --no-sync-ceiling` per model of MULTI_MODELS (default "vit_b16:160 gpt2:16"): the scaling
