@@ -5,10 +5,12 @@
 # "new" is built here from the work tree (standalone, ~60 s). Then, on all visible GPUs:
 #   1. ViT-B/16's guard (batch 32 a GPU, 30 steps, every loss) through each build, for each
 #      ;-separated argument list of BUILDS_AB_GUARD (default: copy engines eager and with CUDA
-#      graphs, fp32 and bf16 communication): whether the builds' losses are the same to the bit;
-#   2. BUILDS_AB_ROUNDS (default 2) rounds of one 1-GPU run (new) and an N-GPU run of each build,
-#      for each model:batch of BUILDS_AB_MODELS (default vit_b16:160): samples/s, efficiency
-#      against the median of the 1-GPU runs.
+#      graphs, fp32 and bf16 communication; set and empty: none): whether the builds' losses
+#      are the same to the bit;
+#   2. BUILDS_AB_ROUNDS (default 2) rounds of one 1-GPU run (new) and an N-GPU run of each build
+#      (old first in even rounds, new first in odd ones), for each model:batch of
+#      BUILDS_AB_MODELS (default vit_b16:160): samples/s, efficiency against the median of the
+#      1-GPU runs.
 # -> $OUT/builds_ab.out (both tables), builds_ab.jsonl (rank 0's results), builds_ab_build.log
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
@@ -40,7 +42,7 @@ for line in sys.stdin:
 
 guard=(--model vit_b16 --mode amp_bf16 --batch 32 --task guard --guard-steps 30
   --world-size "$gpus" --dist-timeout 120 --quiet)
-IFS=';' read -r -a cases <<<"${BUILDS_AB_GUARD:---all-reduce copy-engine --graphs off;--all-reduce copy-engine --graphs on;--all-reduce copy-engine --grad-comm bf16}"
+IFS=';' read -r -a cases <<<"${BUILDS_AB_GUARD---all-reduce copy-engine --graphs off;--all-reduce copy-engine --graphs on;--all-reduce copy-engine --grad-comm bf16}"
 for c in "${cases[@]}"; do
   # shellcheck disable=SC2086 # several words
   one "guard old $c" "$old" "${guard[@]}" $c
@@ -52,8 +54,14 @@ for spec in ${BUILDS_AB_MODELS:-vit_b16:160}; do
   args=(--model "$model" --mode amp_bf16 --batch "$batch" --warmup 10 --windows 5 --steps 10 --quiet)
   for ((r = 0; r < ${BUILDS_AB_ROUNDS:-2}; r++)); do
     one "$model 1 GPU" "$new" "${args[@]}"
-    one "$model old" "$old" "${args[@]}" --world-size "$gpus" --dist-timeout 120
-    one "$model new" "$new" "${args[@]}" --world-size "$gpus" --dist-timeout 120
+    # Which build goes first alternates: the second of a pair runs on warmer GPUs.
+    order=(old new)
+    ((r % 2)) && order=(new old)
+    for b in "${order[@]}"; do
+      binary=$old
+      [ "$b" = new ] && binary=$new
+      one "$model $b" "$binary" "${args[@]}" --world-size "$gpus" --dist-timeout 120
+    done
   done
   one "$model 1 GPU" "$new" "${args[@]}"
 done
