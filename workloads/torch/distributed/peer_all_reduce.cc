@@ -13,7 +13,6 @@
 #include <string>
 #include <utility>
 
-#include "distributed/average_kernel.h"
 #include "distributed/peer_layout.h"
 #include "gpuscope/host.h"
 
@@ -24,8 +23,6 @@ void check(cudaError_t status, const char* what) {
   TORCH_CHECK(status == cudaSuccess, "--all-reduce copy-engine: ", what, ": ",
               cudaGetErrorString(status));
 }
-
-static_assert(kAverageMaxInputs >= kPeerMaxRanks, "the average takes one input per rank");
 
 // The two stream memory operations, from the driver through the runtime (no link to libcuda).
 struct MemOps {
@@ -116,23 +113,6 @@ struct PeerAllReduce::Impl {
           "cudaMemcpyAsync to a peer");
   }
 
-  // The chunk made the average of itself and the others' copies in scratch slots 0..ranks-2
-  // (each `capacity` elements apart), in one pass.
-  void average(const at::Tensor& chunk, size_t i, int64_t capacity) const {
-    TORCH_CHECK(chunk.scalar_type() == at::kFloat || chunk.scalar_type() == at::kBFloat16,
-                "--all-reduce copy-engine: cannot average ", chunk.scalar_type(), " buffers");
-    std::array<const void*, kAverageMaxInputs> inputs{};
-    inputs[0] = chunk.data_ptr();
-    const auto* slots = static_cast<const char*>(scratch[i].data_ptr());
-    for (int s = 0; s + 1 < ranks; ++s) {
-      inputs[static_cast<size_t>(s) + 1] = slots + s * capacity * chunk.element_size();
-    }
-    check(launch_chunk_average(
-              chunk.scalar_type() == at::kFloat ? AverageKind::fp32 : AverageKind::bf16,
-              chunk.data_ptr(), inputs.data(), ranks, chunk.numel(), *stream),
-          "the average of the ranks' chunks");
-  }
-
   // Rank j's flag for this rank's part of the phase, set once the part has landed there (the
   // copy before it on this stream has ended).
   void signal(int j, PeerPhase phase, size_t i) const {
@@ -187,7 +167,10 @@ struct PeerAllReduce::Impl {
       if (ranks == 2) {
         chunk.lerp_(scratch[i].narrow(0, 0, mine.count), 0.5);  // one pass: (a + b) / 2
       } else {
-        average(chunk, i, capacity);
+        for (int s = 0; s + 1 < ranks; ++s) {
+          chunk.add_(scratch[i].narrow(0, s * capacity, mine.count));
+        }
+        chunk.div_(ranks);
       }
     }
     if (update != nullptr) (*update)(mine);

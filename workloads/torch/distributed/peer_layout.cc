@@ -56,10 +56,6 @@ int peer_scratch_slot(int receiver, int sender) {
 
 std::string peer_obstacle(const std::vector<PeerPlace>& ranks, int me, const CanMapPeer& can_map) {
   const PeerPlace& mine = ranks.at(static_cast<size_t>(me));
-  if (ranks.size() > static_cast<size_t>(kPeerMaxRanks)) {
-    return std::to_string(ranks.size()) + " ranks (the copy engines average at most " +
-           std::to_string(kPeerMaxRanks) + ")";
-  }
   for (size_t j = 0; j < ranks.size(); ++j) {
     if (static_cast<int>(j) == me) continue;
     if (ranks[j].host != mine.host) {

@@ -71,11 +71,7 @@ struct PeerPlace {
   std::string host;
   std::string pci_bus_id;
 };
-// The most ranks the copy-engine all-reduce averages (its kernel's inputs: one per rank).
-inline constexpr int kPeerMaxRanks = 16;
-
-// Whether rank `me` can take part in the copy-engine all-reduce: at most kPeerMaxRanks ranks,
-// every rank on its host, and
+// Whether rank `me` can take part in the copy-engine all-reduce: every rank on its host, and
 // `can_map(bus id)` (this process sees that GPU and has peer access to it) for every other
 // rank's GPU. Empty when it can; else why not, for the record.
 using CanMapPeer = std::function<bool(const std::string& pci_bus_id)>;
