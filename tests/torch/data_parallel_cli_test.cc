@@ -222,6 +222,9 @@ TEST(TorchDataParallel, WithoutGradientSyncEveryRankTimesItsOwnRate) {
   }
   // The job's figure is their sum, as with sync (the bench table takes the slowest rank's).
   EXPECT_NEAR(result["samples_per_second"].get<double>(), sum, 1e-9 * sum);
+  // Nothing averaged the gradients (the process group's backend did not either).
+  EXPECT_EQ(result["data_parallel"]["grad_sync"], false);
+  EXPECT_EQ(result["data_parallel"]["all_reduce"], "none");
 }
 
 TEST(TorchDataParallel, GradientSyncOffAtOneRankIsANote) {

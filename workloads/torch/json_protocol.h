@@ -68,8 +68,8 @@ struct DataParallelRecord {
   int64_t bucket_cap_bytes = 0;
   bool bucket_views = true;        // gradients are views of their buckets (--bucket-views)
   std::string grad_comm = "fp32";  // the all-reduces' dtype (--grad-comm): fp32 or bf16
-  // What ran them: "copy-engine", or the backend ("nccl", "gloo"); with --all-reduce auto, why
-  // not the copy engines when it is the backend.
+  // What ran them: "copy-engine", or the backend ("nccl", "gloo"), or "none" with --grad-sync
+  // off; with --all-reduce auto, why not the copy engines when it is the backend.
   std::string all_reduce = "nccl";
   std::optional<std::string> all_reduce_fallback;
   bool bucket_step = false;            // AdamW stepped each bucket as it was averaged

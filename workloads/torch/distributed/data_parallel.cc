@@ -80,7 +80,7 @@ void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {
   record.bucket_cap_bytes = config_.bucket_cap_mb << 20;
   record.bucket_views = config_.bucket_views;
   record.grad_comm = std::string(grad_comm_name(config_.grad_comm));
-  record.all_reduce = copy_engine_ ? "copy-engine" : group_->backend_name();
+  record.all_reduce = !buckets_ ? "none" : copy_engine_ ? "copy-engine" : group_->backend_name();
   record.all_reduce_fallback = all_reduce_fallback_;
   // The copy-engine all-reduce's buffers are device memory LibTorch's allocator does not count.
   if (const int64_t own = buckets_ ? buckets_->own_allocation_bytes() : 0; own > 0) {
