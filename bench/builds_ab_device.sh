@@ -28,15 +28,8 @@ jsonl="$out/builds_ab.jsonl"
 one() {
   local tag=$1 binary=$2
   shift 2
-  timeout -k 10 240 "$binary" "$@" 2>>"$out/builds_ab.err" | python3 -c '
-import json, sys
-for line in sys.stdin:
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    if r.get("type") == "result" and r.get("rank", 0) == 0:
-        print(json.dumps(dict(tag=sys.argv[1], **r)))' "$tag" >>"$jsonl"
+  timeout -k 10 240 "$binary" "$@" 2>>"$out/builds_ab.err" |
+    python3 bench/rank0_results.py tag "$tag" >>"$jsonl"
   echo "$tag -> done at $(($(date +%s) - start)) s"
 }
 

@@ -59,16 +59,8 @@ run() {
   "$keepalive" "${k[@]}" >"/tmp/ka_$name.json" 2>>"$out/link_power.err" &
   ka=$!
   sleep 1
-  # Rank 0's result (the other ranks' lines carry "rank" at the top).
-  timeout -k 10 200 "$bin" "${args[@]}" "$@" 2>>"$out/link_power.err" | python3 -c '
-import json, sys
-for line in sys.stdin:
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    if r.get("type") == "result" and r.get("rank", 0) == 0:
-        print(json.dumps(dict(run=sys.argv[1], **r)))' "$name" >>"$jsonl"
+  timeout -k 10 200 "$bin" "${args[@]}" "$@" 2>>"$out/link_power.err" |
+    python3 bench/rank0_results.py run "$name" >>"$jsonl"
   kill -TERM "$ka"
   wait "$ka"
   kill "$smi"
