@@ -298,6 +298,18 @@ TEST(TorchDataParallel, WorldSizeMustAgreeWithTheLauncher) {
   EXPECT_EQ(bad.exit_code, 2);
 }
 
+TEST(TorchDataParallel, ALaunchersRankRefusesInferenceBeforeItsRendezvous) {
+  // torchrun's WORLD_SIZE, not --world-size: each rank says so itself, before it waits for the
+  // others (no MASTER_ADDR here: a rendezvous would fail, not refuse).
+  const Ran ran = run("RANK=0 LOCAL_RANK=0 WORLD_SIZE=2",
+                      "--device cpu --model gpt2 --seq-len 8 --batch 1 --task infer");
+  EXPECT_EQ(ran.exit_code, 2);
+  const std::vector<json> errors = of_type(ran, "error");
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors.front()["message"].get<std::string>().find("no --task infer"), std::string::npos)
+      << errors.front().dump();
+}
+
 TEST(TorchDataParallel, ARankThatDiesIsReportedAndTheOthersEnd) {
   // Rank 1 is killed (SIGKILL) before its third step; rank 0 waits in an all-reduce.
   const Ran ran =

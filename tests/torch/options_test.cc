@@ -270,6 +270,13 @@ TEST(Options, UsageErrors) {
        "--shard-optimizer on: LibTorch's AdamW (--fused-adamw off) keeps the whole state"},
       {{"--shard-optimizer", "on", "--bucket-step", "off"},
        "--shard-optimizer on: --bucket-step off steps every parameter after the last bucket"},
+      // Before any rank starts (each rank used to load its model, then refuse).
+      {{"--world-size", "2", "--task", "infer"},
+       "--world-size 2: data parallel (world size > 1) trains (--task train or guard) with a "
+       "given batch per rank: no --task infer, no --batch auto"},
+      {{"--world-size", "4", "--batch", "auto"},
+       "--world-size 4: data parallel (world size > 1) trains (--task train or guard) with a "
+       "given batch per rank: no --task infer, no --batch auto"},
       {{"--frobnicate"}, "unknown option '--frobnicate' (see --help)"},
   };
   for (const auto& [args, message] : cases) {

@@ -332,6 +332,11 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
       return UsageError{std::string(arg) + " " + *error};
     }
   }
+  if (out.config.world_size.value_or(1) > 1) {
+    if (const std::string obstacle = data_parallel_obstacle(out.config); !obstacle.empty()) {
+      return UsageError{"--world-size " + std::to_string(*out.config.world_size) + ": " + obstacle};
+    }
+  }
   if (out.config.shard_optimizer == Toggle::on && out.config.all_reduce == AllReduce::nccl) {
     return UsageError{
         "--shard-optimizer on needs the copy-engine all-reduce (--all-reduce auto or "

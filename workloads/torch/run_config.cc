@@ -130,4 +130,10 @@ std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine) 
   return "";
 }
 
+std::string data_parallel_obstacle(const RunConfig& config) {
+  if (is_training(config.task) && !config.batch_auto) return "";
+  return "data parallel (world size > 1) trains (--task train or guard) with a given batch per "
+         "rank: no --task infer, no --batch auto";
+}
+
 }  // namespace gpuscope::workloads

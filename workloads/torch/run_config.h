@@ -165,4 +165,8 @@ int64_t input_sets_for(const RunConfig& config);
 // known before a run starts.
 std::string optimizer_shard_obstacle(const RunConfig& config, bool copy_engine);
 
+// Why this run cannot be data parallel (world size > 1: --world-size, or WORLD_SIZE from a
+// launcher); empty when it can. Known from the options, before any rank starts.
+std::string data_parallel_obstacle(const RunConfig& config);
+
 }  // namespace gpuscope::workloads

@@ -369,10 +369,9 @@ int Run::execute() {
                      "(no --trace, no --memory-snapshot)"));
     return kTorchExitUsage;
   }
-  if (distributed && (!is_training(config_.task) || config_.batch_auto)) {
-    emit_(error_line("invalid_argument",
-                     "data parallel (world size > 1) trains (--task train or guard) with a given "
-                     "batch per rank: no --task infer, no --batch auto"));
+  if (const std::string obstacle = data_parallel_obstacle(config_);
+      distributed && !obstacle.empty()) {
+    emit_(error_line("invalid_argument", obstacle));  // a launcher's WORLD_SIZE (torchrun, srun)
     return kTorchExitUsage;
   }
   if (switches_.cuda_graphs && is_training(config_.task) && !config_.fused_adamw) {
