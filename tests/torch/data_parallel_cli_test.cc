@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <array>
@@ -308,6 +309,86 @@ TEST(TorchDataParallel, ALaunchersRankRefusesInferenceBeforeItsRendezvous) {
   ASSERT_FALSE(errors.empty());
   EXPECT_NE(errors.front()["message"].get<std::string>().find("no --task infer"), std::string::npos)
       << errors.front().dump();
+}
+
+// The processes whose environment holds `marker` (a variable every rank inherits).
+std::vector<int> processes_marked(const std::string& marker) {
+  std::vector<int> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (read_file(entry.path() / "environ").find(marker) != std::string::npos) {
+      found.push_back(std::stoi(name));
+    }
+  }
+  return found;
+}
+
+// Waits up to `limit` for no process to hold `marker`; those left.
+std::vector<int> wait_for_none_marked(const std::string& marker, std::chrono::seconds limit) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  std::vector<int> left = processes_marked(marker);
+  while (!left.empty() && std::chrono::steady_clock::now() < give_up) {
+    usleep(100 * 1000);
+    left = processes_marked(marker);
+  }
+  return left;
+}
+
+// The launcher (--world-size 2, until stopped) started through the shell, which prints its pid
+// and becomes it; lines read until one of type `until` (kept in `seen`).
+struct Started {
+  FILE* pipe = nullptr;
+  pid_t pid = -1;
+  std::vector<json> seen;
+};
+Started start_until(const std::string& marker, const std::string& until) {
+  const std::string command = "echo $$; exec env " + marker + " " +
+                              std::string(GPUSCOPE_TORCH_BIN) +
+                              " --device cpu --model gpt2 --seq-len 8 --batch 1 --warmup 1 "
+                              "--windows 0 --steps 1 --mode fp32 --world-size 2 "
+                              "--dist-timeout 60 2>/dev/null";
+  Started s;
+  s.pipe = popen(command.c_str(), "r");
+  std::array<char, 65536> line{};
+  if (s.pipe == nullptr || fgets(line.data(), line.size(), s.pipe) == nullptr) return s;
+  s.pid = std::atoi(line.data());
+  while (fgets(line.data(), line.size(), s.pipe) != nullptr) {
+    s.seen.push_back(json::parse(line.data()));
+    if (s.seen.back()["type"] == until) break;
+  }
+  return s;
+}
+
+TEST(TorchDataParallel, SigtermToTheLauncherStopsEveryRankWhichReports) {
+  // Before: the launcher died at once and its ranks ran on, without it, until killed one by
+  // one (with --windows 0, for ever, holding their GPUs).
+  const std::string marker = "GPUSCOPE_TEST_MARK=sigterm-" + std::to_string(getpid());
+  Started s = start_until(marker, "window");
+  ASSERT_GT(s.pid, 0);
+  ASSERT_FALSE(s.seen.empty());
+  ASSERT_EQ(s.seen.back()["type"], "window") << "the job ended before a window";
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(s.pid, SIGTERM), 0);
+  const Ran ran = finish(s.pipe, signalled);
+  // Every rank stopped as one process does: its windows so far are the result.
+  EXPECT_EQ(ran.exit_code, 0) << errors_of(ran);
+  EXPECT_EQ(of_type(ran, "result").size(), 1u) << errors_of(ran);
+  ASSERT_FALSE(ran.lines.empty());
+  EXPECT_EQ(ran.lines.back()["type"], "done");
+  EXPECT_LT(ran.seconds, 30) << "the launcher's grace is 10 s";
+  EXPECT_EQ(wait_for_none_marked(marker, std::chrono::seconds(5)), std::vector<int>{});
+}
+
+TEST(TorchDataParallel, NoRankOutlivesALauncherKilledBySigkill) {
+  const std::string marker = "GPUSCOPE_TEST_MARK=sigkill-" + std::to_string(getpid());
+  Started s = start_until(marker, "start");
+  ASSERT_GT(s.pid, 0);
+  ASSERT_FALSE(processes_marked(marker).empty());
+  ASSERT_EQ(kill(s.pid, SIGKILL), 0);
+  // Its ranks die with it (they would have held their GPUs until killed one by one).
+  EXPECT_EQ(wait_for_none_marked(marker, std::chrono::seconds(10)), std::vector<int>{});
+  pclose(s.pipe);
 }
 
 TEST(TorchDataParallel, ARankThatDiesIsReportedAndTheOthersEnd) {

@@ -487,7 +487,12 @@ int Run::execute() {
   if (data_parallel_ && data_parallel_->buckets()) data_parallel_->buckets()->start_recording();
   feed.reset_wait();
   for (int64_t w = 0; until_stopped() || w < config_.windows; ++w) {
-    if (stopping()) {
+    // Data parallel: every rank stops at the same window, or one would wait in a collective for
+    // a rank that stopped a window earlier (the signal reaches them apart). Between windows the
+    // host has waited for the last one already: the agreement is not timed.
+    const bool stop =
+        data_parallel_ ? data_parallel_->any_rank(stopping(), device_.device) : stopping();
+    if (stop) {
       result.partial = !until_stopped();
       break;
     }

@@ -65,9 +65,14 @@ void DataParallel::average(at::Tensor& values) {
 }
 
 void DataParallel::barrier(const at::Device& device) {
-  at::Tensor token = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kFloat));
+  (void)any_rank(false, device);
+}
+
+bool DataParallel::any_rank(bool mine, const at::Device& device) {
+  at::Tensor token =
+      at::full({1}, mine ? 1.0 : 0.0, at::TensorOptions().device(device).dtype(at::kFloat));
   group_->all_reduce_sum(token).wait();
-  (void)token.item<float>();  // the host waits for the collective, not only the stream
+  return token.item<float>() > 0;  // the host waits for the collective, not only the stream
 }
 
 void DataParallel::summarise(const DeviceInfo& device, RunResult& result) {

@@ -46,6 +46,9 @@ class DataParallel {
   void average(at::Tensor& values);
   // Returns once every rank has called it (a one-element all-reduce read back on the host).
   void barrier(const at::Device& device);
+  // Whether any rank passed true, once every rank has called it (as barrier): the ranks agree,
+  // e.g. to stop at the same window when a signal reached them a step apart.
+  bool any_rank(bool mine, const at::Device& device);
   // Fills result.data_parallel from this rank's result and the recorded communication (and adds
   // the copy-engine all-reduce's own buffers to the peak memory figures); on rank
   // 0 also gathers every rank's record and makes samples_per_second the job's (window lines

@@ -4,10 +4,12 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -21,6 +23,37 @@ namespace gpuscope::workloads {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// SIGINT and SIGTERM sent to the launcher, counted by its handler; the watch loop forwards them.
+std::atomic<int> g_stop_signals{0};
+
+extern "C" void count_stop_signal(int) {
+  g_stop_signals.fetch_add(1);
+}
+
+// The launcher's handlers for SIGINT and SIGTERM while its ranks run, the previous ones back
+// when it ends. No SA_RESTART: a signal wakes the watch loop's poll.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signals.store(0);
+    struct sigaction action {};
+    action.sa_handler = count_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
 
 struct RankProcess {
   int rank = 0;
@@ -37,6 +70,7 @@ bool line_has_type(const std::string& line, std::string_view type) {
 pid_t start_rank(const LaunchPlan& plan, int rank, int port, int& out_fd) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  const pid_t launcher = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -44,6 +78,12 @@ pid_t start_rank(const LaunchPlan& plan, int rank, int port, int& out_fd) {
     return -1;
   }
   if (pid == 0) {
+    // A group of its own: a Ctrl-C at the terminal, or a signal to the launcher's group, reaches
+    // the launcher alone, which passes one SIGTERM on (a second would end a rank before it
+    // reports). Killed with the launcher, even by SIGKILL: no rank outlives it holding a GPU.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(127);  // it ended before prctl
     dup2(fds[1], STDOUT_FILENO);
     setenv("RANK", std::to_string(rank).c_str(), 1);
     setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
@@ -139,6 +179,7 @@ int free_port(const std::string& range_file) {
 }
 
 int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
+  const StopSignals stop_signals;
   const int port = free_port();
   std::vector<RankProcess> ranks(static_cast<size_t>(plan.world_size));
   for (int r = 0; r < plan.world_size; ++r) {
@@ -190,7 +231,25 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
   std::optional<Clock::time_point> first_failure;
   int first_ended = -1;
   bool terminated = false, killed = false;
+  // SIGINT or SIGTERM to the launcher: the first is passed on as SIGTERM (each rank stops and
+  // reports, as one process does), a second as SIGKILL; ranks still running `grace` after the
+  // first are killed (a rank may wait in a collective for one that stopped a step earlier).
+  int forwarded = 0;
+  std::optional<Clock::time_point> interrupted;
   for (;;) {
+    if (const int signals = g_stop_signals.load(); signals > forwarded) {
+      for (const RankProcess& p : ranks) {
+        if (!p.status) kill(p.pid, forwarded == 0 ? SIGTERM : SIGKILL);
+      }
+      if (!interrupted) interrupted = Clock::now();
+      forwarded = signals;
+    }
+    if (interrupted && !killed && Clock::now() - *interrupted > plan.grace) {
+      for (const RankProcess& p : ranks) {
+        if (!p.status) kill(p.pid, SIGKILL);
+      }
+      killed = true;
+    }
     std::vector<pollfd> fds;
     std::vector<RankProcess*> owners;
     for (RankProcess& p : ranks) {
@@ -215,12 +274,15 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
           p.status = status;
           if (failed(status)) {
             // A rank this launcher stopped did not fail by itself: say which one it waited for.
-            const bool stopped = terminated && WIFSIGNALED(status) &&
+            const bool stopped = (terminated || interrupted) && WIFSIGNALED(status) &&
                                  (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL);
+            const std::string why = interrupted
+                                        ? "gpuscope-torch was interrupted"
+                                        : "rank " + std::to_string(first_ended) + " had ended";
             const std::string end =
-                stopped ? "was stopped (signal " + std::to_string(WTERMSIG(status)) +
-                              ") after rank " + std::to_string(first_ended) + " had ended"
-                        : describe_end(status);
+                stopped
+                    ? "was stopped (signal " + std::to_string(WTERMSIG(status)) + ") after " + why
+                    : describe_end(status);
             emit(JsonObject()
                      .add("v", kProtocolVersion)
                      .add("rank", p.rank)
