@@ -488,8 +488,8 @@ int Run::execute() {
   feed.reset_wait();
   for (int64_t w = 0; until_stopped() || w < config_.windows; ++w) {
     // Data parallel: every rank stops at the same window, or one would wait in a collective for
-    // a rank that stopped a window earlier (the signal reaches them apart). Between windows the
-    // host has waited for the last one already: the agreement is not timed.
+    // a rank that stopped a window earlier (the signal reaches them apart). The agreement waits
+    // for the device, between windows: no window times it.
     const bool stop =
         data_parallel_ ? data_parallel_->any_rank(stopping(), device_.device) : stopping();
     if (stop) {
