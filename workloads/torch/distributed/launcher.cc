@@ -236,18 +236,19 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
   // first are killed (a rank may wait in a collective for one that stopped a step earlier).
   int forwarded = 0;
   std::optional<Clock::time_point> interrupted;
+  const auto signal_running = [&](int signal) {
+    for (const RankProcess& p : ranks) {
+      if (!p.status) kill(p.pid, signal);
+    }
+  };
   for (;;) {
     if (const int signals = g_stop_signals.load(); signals > forwarded) {
-      for (const RankProcess& p : ranks) {
-        if (!p.status) kill(p.pid, forwarded == 0 ? SIGTERM : SIGKILL);
-      }
+      signal_running(forwarded == 0 ? SIGTERM : SIGKILL);
       if (!interrupted) interrupted = Clock::now();
       forwarded = signals;
     }
     if (interrupted && !killed && Clock::now() - *interrupted > plan.grace) {
-      for (const RankProcess& p : ranks) {
-        if (!p.status) kill(p.pid, SIGKILL);
-      }
+      signal_running(SIGKILL);
       killed = true;
     }
     std::vector<pollfd> fds;
@@ -312,14 +313,10 @@ int launch_ranks(const LaunchPlan& plan, const LineSink& emit) {
     if (first_failure) {
       const auto waited = Clock::now() - *first_failure;
       if (!terminated && waited > plan.grace) {
-        for (const RankProcess& p : ranks) {
-          if (!p.status) kill(p.pid, SIGTERM);
-        }
+        signal_running(SIGTERM);
         terminated = true;
       } else if (terminated && !killed && waited > plan.grace + std::chrono::seconds(5)) {
-        for (const RankProcess& p : ranks) {
-          if (!p.status) kill(p.pid, SIGKILL);
-        }
+        signal_running(SIGKILL);
         killed = true;
       }
     }
